@@ -1,0 +1,112 @@
+"""sitecrawl: a fast, polite, concurrent web crawler built on asyncio.
+
+::
+
+    from sitecrawl import crawl_site_async
+    page_data = await crawl_site_async("https://example.com", max_concurrency=8, max_pages=500)
+
+Names are imported lazily, so ``sitecrawl --help`` does not pay for aiohttp and friends.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._config import CrawlConfig, Limits, Timeouts
+    from ._crawler import AsyncCrawler, CrawlStats, crawl_site_async
+    from ._exceptions import (
+        ConfigError,
+        ConnectError,
+        FetchError,
+        FetchTimeout,
+        HTTPStatusError,
+        InvalidURL,
+        NotHTMLError,
+        ProtocolError,
+        RedirectOutOfScope,
+        SitecrawlError,
+        TooManyRedirects,
+    )
+    from ._extract import (
+        extract_page_data,
+        get_first_paragraph_from_html,
+        get_h1_from_html,
+        get_images_from_html,
+        get_urls_from_html,
+    )
+    from ._models import Page, Request
+    from ._urls import normalize_url
+
+_LAZY = {
+    "AsyncCrawler": "._crawler",
+    "ConfigError": "._exceptions",
+    "ConnectError": "._exceptions",
+    "CrawlConfig": "._config",
+    "CrawlStats": "._crawler",
+    "FetchError": "._exceptions",
+    "FetchTimeout": "._exceptions",
+    "HTTPStatusError": "._exceptions",
+    "InvalidURL": "._exceptions",
+    "Limits": "._config",
+    "NotHTMLError": "._exceptions",
+    "Page": "._models",
+    "ProtocolError": "._exceptions",
+    "RedirectOutOfScope": "._exceptions",
+    "Request": "._models",
+    "SitecrawlError": "._exceptions",
+    "Timeouts": "._config",
+    "TooManyRedirects": "._exceptions",
+    "crawl_site_async": "._crawler",
+    "extract_page_data": "._extract",
+    "get_first_paragraph_from_html": "._extract",
+    "get_h1_from_html": "._extract",
+    "get_images_from_html": "._extract",
+    "get_urls_from_html": "._extract",
+    "normalize_url": "._urls",
+}
+
+__all__ = [
+    "AsyncCrawler",
+    "ConfigError",
+    "ConnectError",
+    "CrawlConfig",
+    "CrawlStats",
+    "FetchError",
+    "FetchTimeout",
+    "HTTPStatusError",
+    "InvalidURL",
+    "Limits",
+    "NotHTMLError",
+    "Page",
+    "ProtocolError",
+    "RedirectOutOfScope",
+    "Request",
+    "SitecrawlError",
+    "Timeouts",
+    "TooManyRedirects",
+    "__version__",
+    "crawl_site_async",
+    "extract_page_data",
+    "get_first_paragraph_from_html",
+    "get_h1_from_html",
+    "get_images_from_html",
+    "get_urls_from_html",
+    "normalize_url",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sitecrawl' has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

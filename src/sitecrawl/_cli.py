@@ -1,0 +1,219 @@
+"""Command line: arguments -> config -> one ``asyncio`` run; exit codes. No crawl logic.
+
+Exit codes: 0 done; 1 fatal (the start page could not be crawled); 2 bad usage; 130 stopped
+by Ctrl-C (what was crawled is still written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._config import CrawlConfig
+    from ._models import Page
+    from .sinks import Sink
+
+EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad command line: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sitecrawl", description="A fast, polite, concurrent web crawler.")
+    parser.add_argument("--version", action="version", version=f"sitecrawl {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    crawl = commands.add_parser("crawl", help="crawl a site and write its pages")
+    crawl.add_argument("url", metavar="URL", help="the start URL; its host is the site")
+    crawl.add_argument(
+        "-c",
+        "--concurrency",
+        type=_count(1),
+        default=16,
+        help="requests in flight at most (default 16)",
+    )
+    crawl.add_argument("-n", "--max-pages", type=_count(1), help="stop after N pages")
+    crawl.add_argument("-d", "--max-depth", type=_count(0), help="follow links N levels deep")
+    crawl.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="write pages to FILE (.csv, .jsonl, .json; - for JSONL on stdout); repeatable",
+    )
+    crawl.add_argument(
+        "--subdomains", action="store_true", help="also crawl subdomains of the start URL's host"
+    )
+    crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header")
+    crawl.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="total time allowed per request (default 30)",
+    )
+    crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code (tests call this in-process)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(f"sitecrawl: error: {exc} (see sitecrawl --help)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _crawl_command(args)
+    except UsageError as exc:
+        print(f"sitecrawl: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def run() -> NoReturn:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+def _crawl_command(args: argparse.Namespace) -> int:
+    from ._config import CrawlConfig, Limits, Timeouts
+    from ._exceptions import SitecrawlError
+    from ._urls import parse_base_url
+
+    try:
+        parse_base_url(args.url)
+        config = CrawlConfig(
+            base_url=args.url,
+            limits=Limits(
+                max_concurrency=args.concurrency, max_pages=args.max_pages, max_depth=args.max_depth
+            ),
+            timeouts=Timeouts(total=args.timeout, connect=min(10.0, args.timeout)),
+            subdomains=args.subdomains,
+            **({"user_agent": args.user_agent} if args.user_agent else {}),
+        )
+    except SitecrawlError as exc:
+        raise UsageError(str(exc)) from None
+    sinks = _open_sinks(args.output)
+    try:
+        return _run(_crawl(config, sinks, quiet=args.quiet))
+    finally:
+        for sink in sinks:
+            sink.close()
+
+
+def _open_sinks(paths: Sequence[str]) -> list[Sink]:
+    from ._exceptions import ConfigError
+    from .sinks import sink_for
+
+    sinks: list[Sink] = []
+    try:
+        for path in paths:
+            sinks.append(sink_for(path))
+    except (ConfigError, OSError) as exc:
+        for sink in sinks:
+            sink.close()
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"cannot write output: {reason} ({path})") from None
+    return sinks
+
+
+def _run(coro: Coroutine[Any, Any, int]) -> int:
+    """The CLI's only event loop; uvloop when installed."""
+    try:
+        import uvloop
+
+        loop_factory = uvloop.new_event_loop
+    except ImportError:
+        loop_factory = None
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(coro)
+
+
+async def _crawl(config: CrawlConfig, sinks: list[Sink], *, quiet: bool) -> int:
+    from contextlib import AsyncExitStack
+
+    from ._crawler import AsyncCrawler
+    from ._progress import LiveProgress, summary
+
+    base_failure: list[Page] = []
+
+    def on_page(page: Page) -> None:
+        for sink in sinks:
+            sink.write(page)
+        if page.depth == 0 and page.error is not None:
+            base_failure.append(page)
+
+    crawler = AsyncCrawler(config.base_url, config=config, on_page=on_page, keep_pages=False)
+    main_task = asyncio.current_task()
+
+    def on_sigint() -> None:
+        if crawler.stopped and main_task is not None:
+            main_task.cancel()
+            return
+        crawler.stop()
+        if not quiet:
+            print(
+                "\nstopping: finishing requests in flight (Ctrl-C again to abort)", file=sys.stderr
+            )
+
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    interrupted = False
+    try:
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(crawler)
+            if not quiet and sys.stderr.isatty():
+                await stack.enter_async_context(LiveProgress(crawler))
+            try:
+                await crawler.crawl()
+            except asyncio.CancelledError:
+                interrupted = True
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    interrupted = interrupted or crawler.interrupted
+    if not quiet:
+        print(summary(crawler.stats), file=sys.stderr)
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if base_failure and crawler.stats.pages == 1:
+        page = base_failure[0]
+        print(f"sitecrawl: error: could not crawl {page.url}: {page.error}", file=sys.stderr)
+        return EXIT_FATAL
+    return EXIT_OK

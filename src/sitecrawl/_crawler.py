@@ -1,0 +1,307 @@
+"""AsyncCrawler: a fixed pool of workers over a frontier. It orchestrates; it computes nothing.
+
+Each worker loops: lease a request from the frontier, fetch it (at most ``max_concurrency``
+requests in flight), turn the response into a :class:`Page`, hand the page to the hooks, queue
+the page's in-scope links, end the lease. The crawl ends when the frontier is empty and no
+worker holds a lease, when ``max_pages`` pages have been fetched, or when :meth:`stop` is called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+
+from ._config import CrawlConfig, Limits, Timeouts
+from ._exceptions import FetchError, HTTPStatusError, NotHTMLError
+from ._extract import decode_html, parse_html
+from ._fetcher import Fetcher, Response
+from ._models import Page, Request
+from ._urls import Scope, parse_base_url, url_key
+from .frontier import Frontier, MemoryFrontier
+
+PageHook = Callable[[Page], None]
+
+
+@dataclass(slots=True)
+class CrawlStats:
+    """Running totals of one crawl, for progress displays and the summary."""
+
+    pages: int = 0
+    errors: int = 0
+    statuses: Counter[int | None] = field(default_factory=Counter)
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+    @property
+    def pages_per_second(self) -> float:
+        elapsed = self.elapsed
+        return self.pages / elapsed if elapsed > 0 else 0.0
+
+
+class AsyncCrawler:
+    """Crawl one site. ``async with AsyncCrawler(url) as crawler: pages = await crawler.crawl()``.
+
+    The course's attributes are kept: ``base_url``, ``base_domain``, ``page_data`` (normalized
+    URL -> page dict), ``lock``, ``max_concurrency``, ``semaphore`` and ``session`` (the
+    aiohttp session, open inside ``async with``).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        max_concurrency: int = 8,
+        max_pages: int | None = None,
+        *,
+        max_depth: int | None = None,
+        subdomains: bool = False,
+        user_agent: str | None = None,
+        timeout: float | None = None,
+        config: CrawlConfig | None = None,
+        frontier: Frontier | None = None,
+        on_page: PageHook | None = None,
+        on_error: PageHook | None = None,
+        keep_pages: bool = True,
+    ) -> None:
+        if config is None:
+            config = CrawlConfig(
+                base_url=base_url,
+                limits=Limits(
+                    max_concurrency=max_concurrency, max_pages=max_pages, max_depth=max_depth
+                ),
+                timeouts=Timeouts(total=timeout) if timeout is not None else Timeouts(),
+                subdomains=subdomains,
+                **({"user_agent": user_agent} if user_agent else {}),
+            )
+        self.config = config
+        self.base_url = parse_base_url(config.base_url)
+        self.scope = Scope.for_base(self.base_url, subdomains=config.subdomains)
+        self.base_domain = self.scope.site
+        self.max_concurrency = config.limits.max_concurrency
+        self.page_data: dict[str, dict[str, Any]] = {}
+        self.lock = asyncio.Lock()
+        self.semaphore = asyncio.Semaphore(self.max_concurrency)
+        self.frontier: Frontier = frontier if frontier is not None else MemoryFrontier()
+        self.stats = CrawlStats()
+        self._fetcher = Fetcher(config, self.scope)
+        self._on_page = on_page
+        self._on_error = on_error
+        self._keep_pages = keep_pages
+        self._started = 0  # pages whose fetch has begun (the max_pages budget)
+        self._in_flight = 0
+        self._stopping = False
+        self.interrupted = False
+        self._wake = asyncio.Event()
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    @property
+    def session(self) -> aiohttp.ClientSession | None:
+        return self._fetcher.session
+
+    async def __aenter__(self) -> AsyncCrawler:
+        await self.frontier.open()
+        try:
+            await self._fetcher.__aenter__()
+        except BaseException:
+            await self.frontier.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self._fetcher.__aexit__(exc_type, exc, tb)
+        finally:
+            await self.frontier.close()
+
+    def stop(self) -> None:
+        """Stop taking new URLs (Ctrl-C); requests in flight finish and are recorded."""
+        self.interrupted = True
+        self._halt()
+
+    @property
+    def stopped(self) -> bool:
+        """True once the crawl takes no new URLs: stopped, or ``max_pages`` reached."""
+        return self._stopping
+
+    def _halt(self) -> None:
+        self._stopping = True
+        self._notify()
+
+    # -- the course's API -------------------------------------------------------------------
+
+    async def add_page_visit(self, normalized_url: str) -> bool:
+        """Mark a page as visited; True only the first time its normalized URL is seen."""
+        async with self.lock:
+            return await self.frontier.claim(normalized_url)
+
+    async def get_html(self, url: str) -> str:
+        """Fetch ``url`` and return its HTML as text.
+
+        Raises :class:`HTTPStatusError` on status >= 400, :class:`NotHTMLError` for a non-HTML
+        body, and another :class:`FetchError` when no response arrives.
+        """
+        async with self.semaphore:
+            response = await self._fetcher.fetch(url)
+        if response.status >= 400:
+            raise HTTPStatusError(f"HTTP {response.status}", url=url, status=response.status)
+        if response.body is None:
+            raise NotHTMLError(
+                f"not HTML: {response.content_type}",
+                url=url,
+                status=response.status,
+                content_type=response.content_type,
+            )
+        return decode_html(response.body, response.charset)
+
+    async def crawl_page(self, url: str, depth: int = 0) -> Page | None:
+        """Fetch one page, record it and queue its in-scope links. None if already visited."""
+        href = parse_base_url(url)
+        key = url_key(href)
+        if not await self.add_page_visit(key):
+            return None
+        return await self._crawl_request(Request(url=href, key=key, depth=depth))
+
+    async def crawl(self) -> dict[str, dict[str, Any]]:
+        """Crawl the site from ``base_url``; return ``page_data``."""
+        if self.session is None:
+            raise RuntimeError("use 'async with AsyncCrawler(...)' before crawl()")
+        self._notify()
+        await self.frontier.add([Request(url=self.base_url, key=url_key(self.base_url))])
+        try:
+            async with asyncio.TaskGroup() as workers:
+                for _ in range(self.max_concurrency):
+                    workers.create_task(self._worker())
+        finally:
+            self.stats.finished = time.monotonic()
+        return self.page_data
+
+    # -- the engine -------------------------------------------------------------------------
+
+    def _notify(self) -> None:
+        """Wake idle workers: something was queued, or the last lease ended."""
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    async def _worker(self) -> None:
+        frontier = self.frontier
+        max_pages = self.config.limits.max_pages
+        while not self._stopping:
+            if max_pages is not None and self._started >= max_pages:
+                self._halt()
+                return
+            wake = self._wake
+            self._started += 1
+            request = await frontier.next()
+            if request is None:
+                self._started -= 1
+                if self._in_flight == 0 and await frontier.is_finished():
+                    self._notify()
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), frontier.poll_interval)
+                continue
+            self._in_flight += 1
+            try:
+                await self._crawl_request(request)
+            finally:
+                self._in_flight -= 1
+                await frontier.mark_done(request)
+                if self._in_flight == 0:
+                    self._notify()
+
+    async def _crawl_request(self, request: Request) -> Page:
+        page = Page(url=request.url, depth=request.depth)
+        try:
+            async with self.semaphore:
+                response = await self._fetcher.fetch(request.url)
+        except FetchError as exc:
+            page.status = exc.status
+            page.error = str(exc)
+        else:
+            links = self._fill_page(page, response)
+            if links:
+                await self._enqueue(links, request)
+        self._record(request, page)
+        return page
+
+    def _fill_page(self, page: Page, response: Response) -> list[str]:
+        """Copy the response into the page record; return the links to follow."""
+        page.final_url = response.final_url
+        page.status = response.status
+        page.content_type = response.content_type
+        page.response_time_ms = response.elapsed_ms
+        page.size_bytes = response.size_bytes
+        if response.status >= 400:
+            page.error = f"HTTP {response.status}"
+        if response.body is None or response.status >= 300:
+            return []
+        data = parse_html(decode_html(response.body, response.charset), response.final_url)
+        page.title = data.title
+        page.h1 = data.h1
+        page.first_paragraph = data.first_paragraph
+        page.meta_description = data.meta_description
+        page.canonical = data.canonical
+        page.outgoing_links = data.outgoing_links
+        page.image_urls = data.image_urls
+        if response.truncated:
+            page.error = f"body cut at {self.config.limits.max_bytes} bytes"
+        return data.outgoing_links
+
+    async def _enqueue(self, links: list[str], parent: Request) -> None:
+        depth = parent.depth + 1
+        max_depth = self.config.limits.max_depth
+        if max_depth is not None and depth > max_depth:
+            return
+        contains = self.scope.contains
+        batch = [
+            Request(url=link, key=url_key(link), depth=depth, referrer=parent.url)
+            for link in links
+            if contains(link)
+        ]
+        if batch and await self.frontier.add(batch):
+            self._notify()
+
+    def _record(self, request: Request, page: Page) -> None:
+        stats = self.stats
+        stats.pages += 1
+        stats.statuses[page.status] += 1
+        if self._keep_pages:
+            self.page_data[request.key] = page.to_dict()
+        if page.error is not None:
+            stats.errors += 1
+            if self._on_error is not None:
+                self._on_error(page)
+        if self._on_page is not None:
+            self._on_page(page)
+
+
+async def crawl_site_async(
+    base_url: str,
+    max_concurrency: int = 8,
+    max_pages: int | None = None,
+    **options: Any,
+) -> dict[str, dict[str, Any]]:
+    """Crawl a site and return ``page_data``: normalized URL -> page dict.
+
+    ``options`` are :class:`AsyncCrawler`'s keyword arguments (``max_depth``, ``subdomains``,
+    ``user_agent``, ``timeout``, ``on_page``, ...). Await it; it works inside a running loop.
+    """
+    async with AsyncCrawler(base_url, max_concurrency, max_pages, **options) as crawler:
+        return await crawler.crawl()

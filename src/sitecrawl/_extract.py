@@ -1,0 +1,151 @@
+"""HTML -> page data. Pure: strings and bytes in, values out; no network, no state.
+
+The course's helpers (``get_h1_from_html`` and friends) are thin views over :func:`parse_html`,
+which parses a document once with Lexbor (selectolax) and pulls every field from that one tree.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from ._urls import join, resolve_all
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+@dataclass(slots=True)
+class Extracted:
+    """Everything read from one HTML document."""
+
+    title: str | None = None
+    h1: str | None = None
+    first_paragraph: str | None = None
+    meta_description: str | None = None
+    canonical: str | None = None
+    outgoing_links: list[str] = field(default_factory=list)
+    image_urls: list[str] = field(default_factory=list)
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _text(node: LexborNode | None) -> str | None:
+    if node is None:
+        return None
+    return _clean(node.text())
+
+
+def _attr(node: LexborNode | None, name: str) -> str | None:
+    if node is None:
+        return None
+    value = node.attributes.get(name)
+    return value.strip() if value else None
+
+
+def _charset_ok(name: str) -> str | None:
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def sniff_charset(body: bytes, http_charset: str | None) -> str:
+    """The encoding to decode ``body`` with: BOM, then the HTTP charset, then ``<meta>``,
+    then UTF-8. (A BOM beats the header, as in the WHATWG encoding sniffing algorithm.)"""
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
+    if http_charset and (found := _charset_ok(http_charset)):
+        return found
+    match = _META_CHARSET.search(body, 0, 1024)
+    if match and (found := _charset_ok(match.group(1).decode("ascii"))):
+        # A document cannot declare itself UTF-16 in a <meta> it could be read from as ASCII.
+        return "utf-8" if found.startswith("utf-16") else found
+    return "utf-8"
+
+
+def decode_html(body: bytes, http_charset: str | None = None) -> str:
+    """Decode an HTML body to text, never failing: undecodable bytes become U+FFFD."""
+    encoding = sniff_charset(body, http_charset)
+    text = body.decode(encoding, errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def parse_html(html: str, page_url: str) -> Extracted:
+    """Parse a document once and extract every field; URLs come back absolute, resolved
+    against ``<base href>`` when present, fragments dropped, non-http(s) links skipped."""
+    tree = LexborHTMLParser(html)
+    base = page_url
+    if (base_href := _attr(tree.css_first("base[href]"), "href")) and (
+        resolved := join(page_url, base_href)
+    ):
+        base = resolved
+    canonical = _attr(tree.css_first('link[rel~="canonical" i][href]'), "href")
+    return Extracted(
+        title=_text(tree.css_first("title")),
+        h1=_text(tree.css_first("h1")),
+        first_paragraph=_text(_first_paragraph(tree)),
+        meta_description=_attr(tree.css_first('meta[name="description" i]'), "content"),
+        canonical=join(base, canonical) if canonical else None,
+        outgoing_links=resolve_all(base, _attrs(tree, "a[href]", "href")),
+        image_urls=resolve_all(base, _attrs(tree, "img[src]", "src")),
+    )
+
+
+def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
+    main = tree.css_first("main")
+    return (main.css_first("p") if main is not None else None) or tree.css_first("p")
+
+
+def _attrs(tree: LexborHTMLParser, selector: str, name: str) -> list[str]:
+    return [node.attributes.get(name) or "" for node in tree.css(selector)]
+
+
+# The course's helpers: the names are a promise to users; each parses its input.
+
+
+def get_h1_from_html(html: str) -> str:
+    """The text of the first ``<h1>``, or ``""``."""
+    return _text(LexborHTMLParser(html).css_first("h1")) or ""
+
+
+def get_first_paragraph_from_html(html: str) -> str:
+    """The text of the first ``<p>`` inside ``<main>`` when there is one, else the first ``<p>``."""
+    return _text(_first_paragraph(LexborHTMLParser(html))) or ""
+
+
+def get_urls_from_html(html: str, base_url: str) -> list[str]:
+    """Absolute http(s) URLs of the document's ``<a href>`` links, in document order."""
+    return parse_html(html, base_url).outgoing_links
+
+
+def get_images_from_html(html: str, base_url: str) -> list[str]:
+    """Absolute URLs of the document's ``<img src>`` images, in document order."""
+    return parse_html(html, base_url).image_urls
+
+
+def extract_page_data(html: str, page_url: str) -> dict[str, Any]:
+    """All of a page's data as a dict: ``url``, ``title``, ``h1``, ``first_paragraph``,
+    ``meta_description``, ``canonical``, ``outgoing_links`` and ``image_urls``."""
+    data = parse_html(html, page_url)
+    return {
+        "url": page_url,
+        "title": data.title,
+        "h1": data.h1 or "",
+        "first_paragraph": data.first_paragraph or "",
+        "meta_description": data.meta_description,
+        "canonical": data.canonical,
+        "outgoing_links": data.outgoing_links,
+        "image_urls": data.image_urls,
+    }

@@ -1,0 +1,187 @@
+"""HTTP: the only module that imports aiohttp. One session per crawl; its errors become ours.
+
+Redirects are followed here, hop by hop, so that every hop is checked against the crawl's scope
+before it is requested (aiohttp's own redirect handling would fetch first and ask later).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+
+import aiohttp
+
+from ._config import CrawlConfig
+from ._exceptions import (
+    ConnectError,
+    FetchError,
+    FetchTimeout,
+    ProtocolError,
+    RedirectOutOfScope,
+    TooManyRedirects,
+)
+from ._urls import Scope, join
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+_CHUNK = 1 << 16
+
+
+@dataclass(slots=True)
+class Response:
+    """One fetched URL after redirects. ``body`` is None when it was not read (not HTML)."""
+
+    url: str
+    final_url: str
+    status: int
+    content_type: str | None
+    charset: str | None
+    body: bytes | None
+    elapsed_ms: float
+    size_bytes: int | None
+    truncated: bool = False
+    redirects: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def is_html(self) -> bool:
+        return self.content_type is None or self.content_type in HTML_TYPES
+
+
+@contextmanager
+def _map_errors(url: str) -> Iterator[None]:
+    """Translate aiohttp and asyncio failures into sitecrawl's errors, once, here."""
+    try:
+        yield
+    except FetchError:
+        raise
+    except TimeoutError as exc:
+        raise FetchTimeout("timeout", url=url) from exc
+    except aiohttp.ClientConnectorError as exc:
+        reason = (exc.os_error.strerror or str(exc.os_error)) if exc.os_error else str(exc)
+        raise ConnectError(f"connection failed: {reason}", url=url) from exc
+    except aiohttp.ServerDisconnectedError as exc:
+        raise ConnectError("server disconnected", url=url) from exc
+    except aiohttp.ClientOSError as exc:
+        raise ConnectError(f"connection error: {exc.strerror or exc}", url=url) from exc
+    except (aiohttp.ClientPayloadError, aiohttp.ClientResponseError) as exc:
+        raise ProtocolError(f"bad response: {exc}", url=url) from exc
+    except aiohttp.ClientError as exc:
+        raise ConnectError(f"request failed: {exc}", url=url) from exc
+    except (UnicodeError, ValueError) as exc:
+        raise ProtocolError(f"bad response: {exc}", url=url) from exc
+
+
+class Fetcher:
+    """Fetches pages within a scope. Use as ``async with Fetcher(config, scope) as fetcher``."""
+
+    def __init__(self, config: CrawlConfig, scope: Scope) -> None:
+        self._config = config
+        self._scope = scope
+        self.session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Fetcher:
+        limits, timeouts = self._config.limits, self._config.timeouts
+        connector = aiohttp.TCPConnector(
+            limit=limits.max_concurrency, limit_per_host=0, ttl_dns_cache=300
+        )
+        self.session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=timeouts.total, connect=timeouts.connect),
+            headers={"User-Agent": self._config.user_agent, "Accept": _ACCEPT},
+            cookie_jar=aiohttp.DummyCookieJar(),
+            raise_for_status=False,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
+
+    async def fetch(self, url: str) -> Response:
+        """GET ``url``, following in-scope redirects; read the body only when it is HTML.
+
+        Raises a :class:`~sitecrawl.FetchError` subclass when no usable response arrives.
+        """
+        if self.session is None:
+            raise RuntimeError("Fetcher used outside 'async with'")
+        limits = self._config.limits
+        started = time.perf_counter()
+        redirects: list[tuple[str, int]] = []
+        visited = {url}
+        current = url
+        while True:
+            with _map_errors(current):
+                async with self.session.get(current, allow_redirects=False) as resp:
+                    status = resp.status
+                    location = resp.headers.get("Location")
+                    if status in _REDIRECTS and location:
+                        target = self._next_hop(current, status, location, visited, redirects)
+                        redirects.append((current, status))
+                        visited.add(target)
+                        current = target
+                        continue
+                    content_type = resp.content_type if "Content-Type" in resp.headers else None
+                    response = Response(
+                        url=url,
+                        final_url=current,
+                        status=status,
+                        content_type=content_type,
+                        charset=resp.charset,
+                        body=None,
+                        elapsed_ms=0.0,
+                        size_bytes=resp.content_length,
+                        redirects=redirects,
+                    )
+                    if response.is_html:
+                        response.body, response.truncated = await _read_capped(
+                            resp, limits.max_bytes
+                        )
+                        response.size_bytes = len(response.body)
+            response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+            return response
+
+    def _next_hop(
+        self,
+        current: str,
+        status: int,
+        location: str,
+        visited: set[str],
+        redirects: list[tuple[str, int]],
+    ) -> str:
+        target = join(current, location)
+        if target is None or not self._scope.contains(target):
+            raise RedirectOutOfScope(
+                f"redirect out of scope: {location}", url=current, status=status, location=location
+            )
+        if target in visited:
+            raise TooManyRedirects(f"redirect loop at {target}", url=current, status=status)
+        if len(redirects) >= self._config.limits.max_redirects:
+            limit = self._config.limits.max_redirects
+            raise TooManyRedirects(f"more than {limit} redirects", url=current, status=status)
+        return target
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:
+    """Read at most ``cap`` decoded bytes; True in the second slot when the body was cut."""
+    length = resp.content_length
+    if length is not None and length <= cap and "Content-Encoding" not in resp.headers:
+        return await resp.read(), False
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := await resp.content.read(_CHUNK):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > cap:
+            resp.close()
+            return b"".join(chunks)[:cap], True
+    return b"".join(chunks), False

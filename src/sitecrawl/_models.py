@@ -1,0 +1,51 @@
+"""Records that flow through the crawler: frontier requests and page records. No I/O."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(slots=True)
+class Request:
+    """One URL in the frontier. ``key`` is its dedupe key (:func:`sitecrawl.normalize_url`)."""
+
+    url: str
+    key: str
+    depth: int = 0
+    referrer: str | None = None
+
+
+@dataclass(slots=True)
+class Page:
+    """What sitecrawl records for one crawled URL, failures included.
+
+    ``status`` is None when no HTTP response arrived (timeout, refused connection); ``error``
+    is None on success, else a short message.
+    """
+
+    url: str
+    final_url: str | None = None
+    status: int | None = None
+    content_type: str | None = None
+    depth: int = 0
+    title: str | None = None
+    h1: str | None = None
+    first_paragraph: str | None = None
+    meta_description: str | None = None
+    canonical: str | None = None
+    outgoing_links: list[str] = field(default_factory=list)
+    image_urls: list[str] = field(default_factory=list)
+    response_time_ms: float | None = None
+    size_bytes: int | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page))

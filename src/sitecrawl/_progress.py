@@ -1,0 +1,65 @@
+"""Live progress on stderr (rich) and the one-paragraph summary printed after a crawl."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from types import TracebackType
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from ._crawler import AsyncCrawler, CrawlStats
+
+
+def summary(stats: CrawlStats) -> str:
+    """``1,234 pages in 2.1 s (587.6 pages/s) · 200: 1,230 · 404: 4 · errors: 4``."""
+    parts = [
+        f"{stats.pages:,} pages in {stats.elapsed:.1f} s ({stats.pages_per_second:,.1f} pages/s)"
+    ]
+    statuses = sorted(stats.statuses.items(), key=lambda item: (item[0] is None, item[0] or 0))
+    parts += [f"{status or 'no response'}: {count:,}" for status, count in statuses]
+    parts.append(f"errors: {stats.errors:,}")
+    return " · ".join(parts)
+
+
+class LiveProgress:
+    """Redraws pages, pages/s, queued and errors four times a second while a crawl runs."""
+
+    def __init__(self, crawler: AsyncCrawler, stream: TextIO = sys.stderr) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self._crawler = crawler
+        self._live = Live(console=Console(file=stream), transient=True, auto_refresh=False)
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> LiveProgress:
+        self._live.start()
+        self._task = asyncio.create_task(self._refresh())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        self._live.stop()
+
+    async def _refresh(self) -> None:
+        from rich.text import Text
+
+        while True:
+            stats = self._crawler.stats
+            frontier = await self._crawler.frontier.stats()
+            line = (
+                f"[bold]{stats.pages:,}[/] pages · {stats.pages_per_second:,.0f}/s · "
+                f"{frontier.queued:,} queued · {frontier.in_flight} in flight · "
+                f"[red]{stats.errors:,}[/] errors · {stats.elapsed:,.0f} s"
+            )
+            if self._crawler.stopped:
+                line += " · [yellow]stopping[/]"
+            self._live.update(Text.from_markup(line), refresh=True)
+            await asyncio.sleep(0.25)

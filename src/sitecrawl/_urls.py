@@ -1,0 +1,149 @@
+"""URL joining, normalization, the dedupe key and scope checks. Pure functions over strings.
+
+Every URL sitecrawl keeps has been through the WHATWG parser (ada-url), so it is in canonical
+form: scheme and host lowercased, default port dropped, dot segments resolved, percent-encoding
+normalized. On such an ``href`` the key and the scope check are plain string slicing, which is
+what keeps per-link work cheap on the hot path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import ada_url
+
+from ._exceptions import InvalidURL
+
+_WEB_SCHEMES = ("http://", "https://")
+# "mailto:x", "ftp://x" name a scheme; "localhost:8080/x" is a host and a port.
+_HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(?!\d)")
+
+
+def parse_base_url(url: str) -> str:
+    """Return the canonical href of a crawl's start URL, or raise :class:`InvalidURL`.
+
+    A URL typed without a scheme (``example.com/docs``) is taken as ``https://``.
+    """
+    text = url.strip()
+    if not text:
+        raise InvalidURL("empty URL", url=url)
+    if not _HAS_SCHEME.match(text):
+        text = "https://" + text
+    try:
+        href: str = ada_url.URL(text).href
+    except ValueError:
+        raise InvalidURL(f"invalid URL: {url!r}", url=url) from None
+    if not href.startswith(_WEB_SCHEMES):
+        raise InvalidURL(f"unsupported URL scheme (only http and https): {url!r}", url=url)
+    host = split_host(href)
+    if not host:
+        raise InvalidURL(f"URL has no host: {url!r}", url=url)
+    return strip_fragment(href)
+
+
+def join(base: str, href: str) -> str | None:
+    """Resolve ``href`` against ``base`` per WHATWG; None if invalid or not http(s).
+
+    The fragment is dropped: ``page#a`` and ``page#b`` are the same resource.
+    """
+    try:
+        url: str = ada_url.join_url(base, href)
+    except ValueError:
+        return None
+    if not url.startswith(_WEB_SCHEMES):
+        return None
+    return strip_fragment(url)
+
+
+def strip_fragment(href: str) -> str:
+    cut = href.find("#")
+    return href if cut < 0 else href[:cut]
+
+
+def split_host(href: str) -> str:
+    """The ``host[:port]`` of a canonical http(s) href, without userinfo."""
+    start = href.index("://") + 3
+    end = href.find("/", start)
+    authority = href[start:] if end < 0 else href[start:end]
+    at = authority.rfind("@")
+    return authority if at < 0 else authority[at + 1 :]
+
+
+def url_key(href: str) -> str:
+    """The dedupe key of a canonical http(s) href: :func:`normalize_url` without re-parsing.
+
+    Two URLs with the same key are one page, whatever their scheme.
+    """
+    start = href.index("://") + 3
+    hash_at = href.find("#", start)
+    if hash_at >= 0:
+        href = href[:hash_at]
+    slash = href.find("/", start)
+    if slash < 0:
+        return href[start:]
+    authority = href[start:slash]
+    at = authority.rfind("@")
+    if at >= 0:
+        authority = authority[at + 1 :]
+    rest = href[slash:]
+    query_at = rest.find("?")
+    if query_at < 0:
+        return authority + rest.rstrip("/")
+    return authority + rest[:query_at].rstrip("/") + rest[query_at:]
+
+
+def normalize_url(url: str) -> str:
+    """Normalize a URL into the key that identifies a page (the course's ``normalize_url``).
+
+    Scheme, fragment, default port and trailing slash are dropped; the host is lowercased;
+    the path's case and the query string are kept::
+
+        >>> normalize_url("https://Blog.Boot.dev/path/")
+        'blog.boot.dev/path'
+        >>> normalize_url("http://x.com/a?b=1#c")
+        'x.com/a?b=1'
+
+    Raises :class:`InvalidURL` for text that is not an http(s) URL.
+    """
+    return url_key(parse_base_url(url))
+
+
+def _site_host(host: str) -> str:
+    return host[4:] if host.startswith("www.") else host
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which hosts belong to the crawl: the base host, ``www.`` or not, and optionally its
+    subdomains. The port is part of the host: ``127.0.0.1:8001`` is another site than
+    ``127.0.0.1:8002``."""
+
+    site: str
+    subdomains: bool = False
+
+    @classmethod
+    def for_base(cls, base_href: str, *, subdomains: bool = False) -> Scope:
+        return cls(site=_site_host(split_host(base_href)), subdomains=subdomains)
+
+    def contains_host(self, host: str) -> bool:
+        if host == self.site or (host.startswith("www.") and host[4:] == self.site):
+            return True
+        return self.subdomains and host.endswith("." + self.site)
+
+    def contains(self, href: str) -> bool:
+        return self.contains_host(split_host(href))
+
+
+def resolve_all(base: str, hrefs: Iterable[str]) -> list[str]:
+    """Resolve raw ``href`` attribute values against ``base``; keep the first occurrence of
+    each http(s) URL, in document order."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for raw in hrefs:
+        url = join(base, raw)
+        if url is not None and url not in seen:
+            seen.add(url)
+            out.append(url)
+    return out

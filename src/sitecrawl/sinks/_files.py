@@ -1,0 +1,111 @@
+"""File sinks: CSV (the course's columns first), JSON Lines and JSON, all written streaming."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from typing import IO, Any
+
+from .._exceptions import ConfigError
+from .._models import PAGE_FIELDS, Page
+from ._base import Sink
+
+#: The course's report columns, then every other page field in record order.
+COURSE_COLUMNS = {
+    "page_url": "url",
+    "h1": "h1",
+    "first_paragraph": "first_paragraph",
+    "outgoing_link_urls": "outgoing_links",
+    "image_urls": "image_urls",
+}
+CSV_COLUMNS: tuple[str, ...] = (
+    *COURSE_COLUMNS,
+    *(name for name in PAGE_FIELDS if name not in COURSE_COLUMNS.values()),
+)
+_CSV_SOURCES = tuple(COURSE_COLUMNS.get(column, column) for column in CSV_COLUMNS)
+LIST_SEPARATOR = ";"
+
+
+def csv_row(record: dict[str, Any]) -> list[str]:
+    """One CSV row from a page dict: lists joined by ``;``, None as an empty cell."""
+    row = []
+    for source in _CSV_SOURCES:
+        value = record.get(source)
+        if value is None:
+            row.append("")
+        elif isinstance(value, list):
+            row.append(LIST_SEPARATOR.join(map(str, value)))
+        else:
+            row.append(str(value))
+    return row
+
+
+class _FileSink(Sink):
+    def __init__(self, path: str) -> None:
+        self._own = path != "-"
+        self._out: IO[str] = (
+            open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed in close()
+            if self._own
+            else sys.stdout
+        )
+
+    def close(self) -> None:
+        if self._own:
+            self._out.close()
+        else:
+            self._out.flush()
+
+
+class CsvSink(_FileSink):
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._writer = csv.writer(self._out)
+        self._writer.writerow(CSV_COLUMNS)
+
+    def write(self, page: Page) -> None:
+        self._writer.writerow(csv_row(page.to_dict()))
+
+
+class JsonlSink(_FileSink):
+    """One JSON object per line, flushed per page so a crash loses nothing written."""
+
+    def write(self, page: Page) -> None:
+        self._out.write(json.dumps(page.to_dict(), ensure_ascii=False) + "\n")
+        self._out.flush()
+
+
+class JsonSink(_FileSink):
+    """A JSON array, written element by element so memory stays flat."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._out.write("[")
+        self._first = True
+
+    def write(self, page: Page) -> None:
+        self._out.write(
+            ("\n" if self._first else ",\n") + json.dumps(page.to_dict(), ensure_ascii=False)
+        )
+        self._first = False
+
+    def close(self) -> None:
+        self._out.write("\n]\n")
+        super().close()
+
+
+_BY_SUFFIX: dict[str, type[_FileSink]] = {".csv": CsvSink, ".jsonl": JsonlSink, ".json": JsonSink}
+
+
+def sink_for(path: str) -> Sink:
+    """Open the sink that a path's extension names; ``-`` streams JSON Lines to stdout.
+
+    Raises :class:`ConfigError` for an unknown extension and ``OSError`` when the file
+    cannot be written.
+    """
+    if path == "-":
+        return JsonlSink(path)
+    for suffix, kind in _BY_SUFFIX.items():
+        if path.lower().endswith(suffix):
+            return kind(path)
+    raise ConfigError(f"unknown output format for {path!r} (use .csv, .jsonl or .json)")

@@ -1,0 +1,142 @@
+"""Real HTTP servers for the tests: aiohttp apps on 127.0.0.1, each in its own thread and loop,
+so that both async tests and the CLI's own ``asyncio.Runner`` can crawl them."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass
+class Traffic:
+    """What the server saw: every request path, in arrival order, and peak concurrency."""
+
+    paths: list[str] = field(default_factory=list)
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    user_agents: set[str] = field(default_factory=set)
+
+    def count(self, path: str) -> int:
+        return self.paths.count(path)
+
+
+class ServerThread:
+    """Run an aiohttp app on a free 127.0.0.1 port in a background thread."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+        self.traffic = Traffic()
+        app.middlewares.append(self._count)
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @web.middleware
+    async def _count(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        traffic = self.traffic
+        traffic.paths.append(request.path_qs)
+        traffic.user_agents.add(request.headers.get("User-Agent", ""))
+        traffic.in_flight += 1
+        traffic.peak_in_flight = max(traffic.peak_in_flight, traffic.in_flight)
+        try:
+            return await handler(request)
+        finally:
+            traffic.in_flight -= 1
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._runner = web.AppRunner(self.app, access_log=None, handler_cancellation=True)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        self._loop.run_until_complete(site.start())
+        server = site._server
+        assert server is not None and server.sockets
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("test server did not start")
+        return self
+
+    def stop(self) -> None:
+        async def shutdown() -> None:
+            assert self._runner is not None
+            await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+
+def html(body: str, *, title: str = "", head: str = "", status: int = 200) -> web.Response:
+    doc = f"<!doctype html><html><head><title>{title}</title>{head}</head>"
+    doc += f"<body>{body}</body></html>"
+    return web.Response(text=doc, content_type="text/html", status=status)
+
+
+def link_graph(pages: int) -> dict[int, list[int]]:
+    """A deterministic graph where every page is reachable from page 0: i links to its two
+    children in a binary tree, back to 0, and to (7*i) % pages."""
+    return {
+        i: [j for j in (2 * i + 1, 2 * i + 2) if j < pages] + [0, (7 * i) % pages]
+        for i in range(pages)
+    }
+
+
+def site_app(pages: int = 60, *, delay: float = 0.0) -> web.Application:
+    """A generated site: ``/`` is page 0, ``/p/{i}`` the others. Each page mixes relative,
+    root-relative, absolute, fragment, mailto and external links, plus one image."""
+    graph = link_graph(pages)
+
+    def path(i: int) -> str:
+        return "/" if i == 0 else f"/p/{i}"
+
+    async def page(request: web.Request) -> web.Response:
+        i = int(request.match_info.get("i", 0))
+        if not 0 <= i < pages:
+            raise web.HTTPNotFound()
+        if delay:
+            await asyncio.sleep(delay)
+        host = request.host
+        links = []
+        for n, j in enumerate(graph[i]):
+            target = path(j)
+            if n % 3 == 1:
+                target = f"http://{host}{target}"  # absolute
+            elif n % 3 == 2 and j != 0:
+                target = f"{j}"  # relative to /p/
+                if i == 0:
+                    target = f"p/{j}"
+            links.append(f'<a href="{target}#frag">to {j}</a>')
+        links.append('<a href="mailto:someone@example.com">mail</a>')
+        links.append('<a href="https://external.invalid/x">external</a>')
+        body = (
+            f"<h1>Page {i}</h1><p>intro {i}</p><main><p>Main text of page {i}.</p></main>"
+            f"<img src='/img/{i}.png' alt='image {i}'>" + "".join(links)
+        )
+        return html(body, title=f"Title {i}", head=f'<meta name="description" content="d{i}">')
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_get("/p/{i}", page)
+    return app
+
+
+def expected_paths(pages: int) -> set[str]:
+    return {"/"} | {f"/p/{i}" for i in range(1, pages)}

@@ -1,0 +1,280 @@
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+import pytest
+from aiohttp import web
+
+from conftest import ServeFn
+from servers import ServerThread, expected_paths, html, site_app
+from sitecrawl import (
+    AsyncCrawler,
+    FetchError,
+    HTTPStatusError,
+    NotHTMLError,
+    Page,
+    crawl_site_async,
+    normalize_url,
+)
+
+
+def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:
+    return {urlsplit(str(page["url"])).path or "/" for page in page_data.values()}
+
+
+async def test_crawl_finds_exactly_the_site(site: ServerThread) -> None:
+    page_data = await crawl_site_async(site.url, max_concurrency=8)
+    assert paths_of(page_data) == expected_paths(60)
+    assert set(page_data) == {normalize_url(site.url + p) for p in expected_paths(60)}
+    # each page fetched once, nothing out of scope, fragments never sent
+    page_requests = [p for p in site.traffic.paths if not p.startswith("/img/")]
+    assert sorted(page_requests) == sorted(expected_paths(60))
+    page = page_data[normalize_url(site.url + "/p/5")]
+    assert page["status"] == 200
+    assert page["title"] == "Title 5"
+    assert page["h1"] == "Page 5"
+    assert page["first_paragraph"] == "Main text of page 5."
+    assert page["meta_description"] == "d5"
+    assert page["image_urls"] == [site.url + "/img/5.png"]
+    assert site.url + "/p/11" in page["outgoing_links"]
+    assert "https://external.invalid/x" in page["outgoing_links"]
+    assert page["error"] is None
+    assert page["content_type"] == "text/html"
+    assert isinstance(page["response_time_ms"], float)
+    assert page["size_bytes"] and page["size_bytes"] > 100
+
+
+async def test_records_have_every_field(site: ServerThread) -> None:
+    page_data = await crawl_site_async(site.url, max_pages=3)
+    fields = {
+        "url",
+        "final_url",
+        "status",
+        "content_type",
+        "depth",
+        "title",
+        "h1",
+        "first_paragraph",
+        "meta_description",
+        "canonical",
+        "outgoing_links",
+        "image_urls",
+        "response_time_ms",
+        "size_bytes",
+        "error",
+    }
+    for page in page_data.values():
+        assert fields <= set(page)
+
+
+async def test_depth_is_breadth_first_and_bounded(site: ServerThread) -> None:
+    page_data = await crawl_site_async(site.url, max_concurrency=1, max_depth=2)
+    depths = {urlsplit(p["url"]).path: p["depth"] for p in page_data.values()}
+    # root -> /p/1, /p/2 (and 0) -> their children
+    assert depths == {
+        "/": 0,
+        "/p/1": 1,
+        "/p/2": 1,
+        "/p/3": 2,
+        "/p/4": 2,
+        "/p/5": 2,
+        "/p/6": 2,
+        "/p/7": 2,
+        "/p/14": 2,
+    }
+    # with one worker, requests go out in depth order
+    order = [depths[p] for p in site.traffic.paths]
+    assert order == sorted(order)
+
+
+@pytest.mark.parametrize("max_pages", [1, 7, 25])
+async def test_max_pages_is_never_exceeded(site: ServerThread, max_pages: int) -> None:
+    page_data = await crawl_site_async(site.url, max_concurrency=8, max_pages=max_pages)
+    assert len(page_data) == max_pages
+    assert len(site.traffic.paths) == max_pages
+
+
+@pytest.mark.parametrize("concurrency", [1, 3, 10])
+async def test_max_concurrency_bounds_requests_in_flight(serve: ServeFn, concurrency: int) -> None:
+    server = serve(site_app(40, delay=0.02))
+    page_data = await crawl_site_async(server.url, max_concurrency=concurrency)
+    assert len(page_data) == 40
+    assert server.traffic.peak_in_flight <= concurrency
+    if concurrency > 1:  # the pool is really used
+        assert server.traffic.peak_in_flight >= 2
+
+
+def failure_app() -> web.Application:
+    async def root(_: web.Request) -> web.Response:
+        links = [
+            "/missing",
+            "/boom",
+            "/slow",
+            "/redirect",
+            "/loop1",
+            "/away",
+            "/file.pdf",
+            "http://127.0.0.1:1/refused",
+        ]
+        return html("".join(f'<a href="{link}">x</a>' for link in links))
+
+    async def boom(_: web.Request) -> web.Response:
+        return html("<h1>oops</h1>", status=500)
+
+    async def slow(_: web.Request) -> web.Response:
+        await asyncio.sleep(5)
+        return html("late")
+
+    async def redirect(_: web.Request) -> web.Response:
+        raise web.HTTPFound("/target")
+
+    async def target(_: web.Request) -> web.Response:
+        return html("<h1>Target</h1>", title="T")
+
+    async def loop1(_: web.Request) -> web.Response:
+        raise web.HTTPFound("/loop2")
+
+    async def loop2(_: web.Request) -> web.Response:
+        raise web.HTTPMovedPermanently("/loop1")
+
+    async def away(_: web.Request) -> web.Response:
+        raise web.HTTPFound("https://elsewhere.invalid/")
+
+    async def pdf(_: web.Request) -> web.Response:
+        return web.Response(body=b"%PDF-1.4", content_type="application/pdf")
+
+    app = web.Application()
+    for path, handler in [
+        ("/", root),
+        ("/boom", boom),
+        ("/slow", slow),
+        ("/redirect", redirect),
+        ("/target", target),
+        ("/loop1", loop1),
+        ("/loop2", loop2),
+        ("/away", away),
+        ("/file.pdf", pdf),
+    ]:
+        app.router.add_get(path, handler)
+    return app
+
+
+async def test_failures_are_recorded_never_raised(serve: ServeFn) -> None:
+    server = serve(failure_app())
+    errors: list[Page] = []
+    page_data = await crawl_site_async(server.url, timeout=0.5, on_error=errors.append)
+
+    def rec(path: str) -> dict[str, object]:
+        return page_data[normalize_url(server.url + path)]
+
+    assert rec("/missing")["status"] == 404
+    assert rec("/missing")["error"] == "HTTP 404"
+    assert rec("/boom")["status"] == 500
+    assert rec("/boom")["error"] == "HTTP 500"
+    assert rec("/slow")["status"] is None
+    assert rec("/slow")["error"] == "timeout"
+    assert rec("/redirect")["status"] == 200
+    assert rec("/redirect")["final_url"] == server.url + "/target"
+    assert rec("/redirect")["title"] == "T"
+    assert "loop" in str(rec("/loop1")["error"])
+    assert rec("/away")["status"] == 302
+    assert "out of scope" in str(rec("/away")["error"])
+    assert rec("/file.pdf")["status"] == 200
+    assert rec("/file.pdf")["content_type"] == "application/pdf"
+    assert rec("/file.pdf")["error"] is None
+    # out-of-scope links stay in outgoing_links but are never fetched
+    assert "http://127.0.0.1:1/refused" in rec("/")["outgoing_links"]
+    assert normalize_url("http://127.0.0.1:1/refused") not in page_data
+    assert "/target" not in server.traffic.paths or server.traffic.count("/target") == 1
+    assert {p.url.rsplit("/", 1)[1] for p in errors} == {"missing", "boom", "slow", "loop1", "away"}
+
+
+async def test_unreachable_base_url_is_a_record(unused_tcp_port: int) -> None:
+    page_data = await crawl_site_async(f"http://127.0.0.1:{unused_tcp_port}/")
+    (page,) = page_data.values()
+    assert page["status"] is None
+    assert str(page["error"]).startswith("connection failed")
+
+
+async def test_async_crawler_api(site: ServerThread) -> None:
+    async with AsyncCrawler(site.url + "/", max_concurrency=4, max_pages=500) as crawler:
+        assert crawler.base_url == site.url + "/"
+        assert crawler.base_domain == f"127.0.0.1:{site.port}"
+        assert crawler.max_concurrency == 4
+        assert crawler.session is not None and not crawler.session.closed
+        assert isinstance(crawler.lock, asyncio.Lock)
+        assert isinstance(crawler.semaphore, asyncio.Semaphore)
+        assert await crawler.add_page_visit("example.com/x") is True
+        assert await crawler.add_page_visit("example.com/x") is False
+        assert "<h1>Page 3</h1>" in await crawler.get_html(site.url + "/p/3")
+        with pytest.raises(HTTPStatusError) as info:
+            await crawler.get_html(site.url + "/p/999")
+        assert info.value.status == 404
+        page_data = await crawler.crawl()
+        session = crawler.session
+    assert session.closed
+    assert crawler.session is None
+    assert paths_of(page_data) == expected_paths(60)
+
+
+async def test_crawl_page_visits_once_and_queues_links(site: ServerThread) -> None:
+    async with AsyncCrawler(site.url) as crawler:
+        page = await crawler.crawl_page(site.url + "/p/2")
+        assert page is not None and page.title == "Title 2"
+        assert await crawler.crawl_page(site.url + "/p/2/") is None
+        stats = await crawler.frontier.stats()
+        assert stats.queued == 4  # /, /p/5, /p/6, /p/14
+        assert list(crawler.page_data) == [normalize_url(site.url + "/p/2")]
+
+
+async def test_get_html_rejects_non_html(serve: ServeFn) -> None:
+    server = serve(failure_app())
+    async with AsyncCrawler(server.url) as crawler:
+        with pytest.raises(NotHTMLError) as info:
+            await crawler.get_html(server.url + "/file.pdf")
+        assert info.value.content_type == "application/pdf"
+        assert isinstance(info.value, FetchError)
+
+
+async def test_user_agent_is_sent(site: ServerThread) -> None:
+    await crawl_site_async(site.url, max_pages=2, user_agent="TestBot/1.0")
+    assert site.traffic.user_agents == {"TestBot/1.0"}
+    site.traffic.user_agents.clear()
+    await crawl_site_async(site.url, max_pages=1)
+    (agent,) = site.traffic.user_agents
+    assert agent.startswith("sitecrawl/")
+
+
+async def test_stop_ends_the_crawl_early_and_keeps_pages(serve: ServeFn) -> None:
+    server = serve(site_app(200, delay=0.01))
+    crawlers: list[AsyncCrawler] = []
+
+    def on_page(page: Page) -> None:
+        if len(crawlers[0].page_data) == 10:
+            crawlers[0].stop()
+
+    async with AsyncCrawler(server.url, max_concurrency=4, on_page=on_page) as crawler:
+        crawlers.append(crawler)
+        page_data = await crawler.crawl()
+    assert crawler.interrupted
+    assert 10 <= len(page_data) <= 14
+    assert len(server.traffic.paths) == len(page_data)
+
+
+def test_charset_from_http_header_and_meta(serve: ServeFn) -> None:
+    async def latin(_: web.Request) -> web.Response:
+        body = "<title>Café</title><a href='/meta'>m</a>".encode("latin-1")
+        return web.Response(body=body, headers={"Content-Type": "text/html; charset=iso-8859-1"})
+
+    async def meta(_: web.Request) -> web.Response:
+        body = '<meta charset="windows-1252"><title>Crème</title>'.encode("cp1252")
+        return web.Response(body=body, headers={"Content-Type": "text/html"})
+
+    app = web.Application()
+    app.router.add_get("/", latin)
+    app.router.add_get("/meta", meta)
+    server = serve(app)
+    page_data = asyncio.run(crawl_site_async(server.url))
+    titles = {urlsplit(p["url"]).path: p["title"] for p in page_data.values()}
+    assert titles == {"/": "Café", "/meta": "Crème"}

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from sitecrawl import (
+    extract_page_data,
+    get_first_paragraph_from_html,
+    get_h1_from_html,
+    get_images_from_html,
+    get_urls_from_html,
+)
+from sitecrawl._extract import decode_html, sniff_charset
+
+BASE = "https://blog.boot.dev"
+
+
+def test_get_h1_from_html() -> None:
+    assert get_h1_from_html("<html><body><h1>Test Title</h1></body></html>") == "Test Title"
+    assert get_h1_from_html("<h1>  Hello <b>big</b>\n world </h1><h1>2</h1>") == "Hello big world"
+    assert get_h1_from_html("<html><body><p>none</p></body></html>") == ""
+
+
+def test_first_paragraph_prefers_main() -> None:
+    html = "<p>Outside paragraph.</p><main><p>Main paragraph.</p><p>second</p></main>"
+    assert get_first_paragraph_from_html(html) == "Main paragraph."
+    assert get_first_paragraph_from_html("<p>First</p><p>Second</p>") == "First"
+    assert get_first_paragraph_from_html("<main><div>no p</div></main><p>after</p>") == "after"
+    assert get_first_paragraph_from_html("<div>nothing</div>") == ""
+
+
+def test_get_urls_from_html_absolute_and_relative() -> None:
+    html = (
+        '<a href="https://blog.boot.dev"><span>Boot.dev</span></a>'
+        '<a href="/path/one">one</a><a href="two?x=1#frag">two</a>'
+        '<a href="mailto:a@b.c">m</a><a href="tel:123">t</a><a href="javascript:void(0)">j</a>'
+        '<a href="data:text/html,x">d</a><a href="ftp://x.org/">f</a><a>no href</a>'
+        '<a href="https://other.com/path/one">other</a><a href="/path/one">dup</a>'
+    )
+    assert get_urls_from_html(html, BASE + "/dir/page") == [
+        "https://blog.boot.dev/",
+        "https://blog.boot.dev/path/one",
+        "https://blog.boot.dev/dir/two?x=1",
+        "https://other.com/path/one",
+    ]
+
+
+def test_base_href_changes_resolution() -> None:
+    html = (
+        '<head><base href="https://cdn.boot.dev/assets/"></head><a href="x">x</a><img src="i.png">'
+    )
+    assert get_urls_from_html(html, BASE) == ["https://cdn.boot.dev/assets/x"]
+    assert get_images_from_html(html, BASE) == ["https://cdn.boot.dev/assets/i.png"]
+
+
+def test_get_images_from_html() -> None:
+    html = '<img src="/logo.png" alt="Logo"><img src="https://x.org/a.jpg"><img alt="no src">'
+    assert get_images_from_html(html, BASE) == [
+        "https://blog.boot.dev/logo.png",
+        "https://x.org/a.jpg",
+    ]
+
+
+def test_extract_page_data_fields() -> None:
+    html = """<html><head><title> My  Title </title>
+      <META NAME="Description" content=" about it ">
+      <link rel="canonical" href="/canon/"></head>
+      <body><h1>Heading</h1><p>intro</p><main><p>body text</p></main>
+      <a href="/a">a</a><img src="/i.png"></body></html>"""
+    data = extract_page_data(html, BASE + "/page")
+    assert data == {
+        "url": BASE + "/page",
+        "title": "My Title",
+        "h1": "Heading",
+        "first_paragraph": "body text",
+        "meta_description": "about it",
+        "canonical": "https://blog.boot.dev/canon/",
+        "outgoing_links": ["https://blog.boot.dev/a"],
+        "image_urls": ["https://blog.boot.dev/i.png"],
+    }
+
+
+def test_extract_survives_broken_html() -> None:
+    data = extract_page_data("<h1>unclosed <p>para <a href='/x'>link", BASE)
+    assert data["h1"] == "unclosed para link"
+    assert data["outgoing_links"] == ["https://blog.boot.dev/x"]
+
+
+def test_charset_order_http_then_meta_then_utf8() -> None:
+    latin = "café".encode("latin-1")
+    meta = b'<meta charset="windows-1252">' + latin
+    assert sniff_charset(meta, "utf-8") == "utf-8"
+    assert sniff_charset(meta, None) == "cp1252"
+    assert decode_html(meta).endswith("café")
+    equiv = b'<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">' + latin
+    assert decode_html(equiv).endswith("café")
+    assert decode_html(latin) == "caf\ufffd"
+    assert decode_html(b"\xef\xbb\xbfhi", "latin-1") == "hi"
+    assert sniff_charset(b"x", "no-such-charset") == "utf-8"

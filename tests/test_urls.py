@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sitecrawl import InvalidURL, normalize_url
+from sitecrawl._urls import Scope, join, parse_base_url, url_key
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://blog.boot.dev/path", "blog.boot.dev/path"),
+        ("https://Blog.Boot.dev/path/", "blog.boot.dev/path"),
+        ("http://blog.boot.dev/path", "blog.boot.dev/path"),
+        ("https://blog.boot.dev/Path/Case", "blog.boot.dev/Path/Case"),
+        ("http://x.com/a?b=1#c", "x.com/a?b=1"),
+        ("http://x.com/a/?b=1", "x.com/a?b=1"),
+        ("https://x.com/", "x.com"),
+        ("https://x.com", "x.com"),
+        ("https://x.com:443/a", "x.com/a"),
+        ("http://x.com:80/a", "x.com/a"),
+        ("http://x.com:8080/a", "x.com:8080/a"),
+        ("https://user:pw@x.com/a", "x.com/a"),
+        ("https://x.com/a/./b/../c", "x.com/a/c"),
+        ("https://x.com/a b", "x.com/a%20b"),
+        ("x.com/path/", "x.com/path"),
+    ],
+)
+def test_normalize_url(url: str, expected: str) -> None:
+    assert normalize_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url", ["", "   ", "ftp://x.com/a", "mailto:a@b.c", "http://", "http://[::"]
+)
+def test_normalize_url_rejects_non_web_urls(url: str) -> None:
+    with pytest.raises(InvalidURL):
+        normalize_url(url)
+
+
+def test_schemes_and_fragments_map_to_one_key() -> None:
+    keys = {normalize_url(u) for u in ["http://a.com/p", "https://A.com/p/", "https://a.com/p#x"]}
+    assert keys == {"a.com/p"}
+
+
+def _whatwg_cases() -> list[dict[str, str]]:
+    cases = json.loads((DATA / "urltestdata.json").read_text(encoding="utf-8"))
+    return [c for c in cases if isinstance(c, dict) and c.get("base")]
+
+
+def test_join_follows_the_whatwg_url_standard() -> None:
+    """Every WPT case with a base: joining gives the expected href (fragment dropped) or fails,
+    and non-http(s) results are skipped."""
+    cases = _whatwg_cases()
+    assert len(cases) > 300
+    mismatches = []
+    for case in cases:
+        got = join(case["base"], case["input"])
+        if case.get("failure"):
+            expected = None
+        else:
+            href = case["href"]
+            expected = href.split("#", 1)[0] if href.startswith(("http://", "https://")) else None
+        if got != expected:
+            mismatches.append((case["input"], case["base"], got, expected))
+    assert mismatches == []
+
+
+def test_url_key_equals_normalize_url_on_canonical_hrefs() -> None:
+    for case in _whatwg_cases():
+        href = join(case["base"], case["input"])
+        if href is not None and "@" not in href.split("/")[2]:
+            assert url_key(href) == normalize_url(href)
+
+
+def test_scope_same_site_with_or_without_www() -> None:
+    scope = Scope.for_base(parse_base_url("https://www.example.com/docs/"))
+    assert scope.contains("https://example.com/a")
+    assert scope.contains("http://www.example.com/b")
+    assert not scope.contains("https://blog.example.com/")
+    assert not scope.contains("https://example.com.evil.org/")
+    assert not scope.contains("https://notexample.com/")
+    assert not scope.contains("https://example.com:8443/")
+
+
+def test_scope_subdomains() -> None:
+    scope = Scope.for_base(parse_base_url("https://example.com"), subdomains=True)
+    assert scope.contains("https://blog.example.com/")
+    assert scope.contains("https://a.b.example.com/")
+    assert not scope.contains("https://badexample.com/")
+
+
+def test_scope_port_is_part_of_the_site() -> None:
+    scope = Scope.for_base(parse_base_url("http://127.0.0.1:8001/"))
+    assert scope.contains("http://127.0.0.1:8001/x")
+    assert not scope.contains("http://127.0.0.1:8002/x")
