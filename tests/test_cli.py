@@ -107,7 +107,9 @@ def test_404_base_url_is_fatal(site: ServerThread, capsys: pytest.CaptureFixture
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONWARNINGS": "error"}
+    """Subprocesses import this checkout's sitecrawl, whatever is installed."""
+    path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONWARNINGS": "error", "PYTHONPATH": path}
 
 
 def test_subprocess_smoke(site: ServerThread, tmp_path: Path) -> None:
