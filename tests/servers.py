@@ -4,11 +4,21 @@ so that both async tests and the CLI's own ``asyncio.Runner`` can crawl them."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def checkout_env(**extra: str) -> dict[str, str]:
+    """Environment for subprocesses: they import this checkout's sitecrawl, warnings are errors."""
+    path = os.pathsep.join(filter(None, [os.path.join(ROOT, "src"), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONWARNINGS": "error", "PYTHONPATH": path, **extra}
+
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

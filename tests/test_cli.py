@@ -2,14 +2,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from servers import ServerThread, expected_paths
+from servers import ServerThread, checkout_env, expected_paths
 from sitecrawl._cli import main
 from sitecrawl.sinks import CSV_COLUMNS
 
@@ -106,12 +105,6 @@ def test_404_base_url_is_fatal(site: ServerThread, capsys: pytest.CaptureFixture
     assert "HTTP 404" in capsys.readouterr().err
 
 
-def _env() -> dict[str, str]:
-    """Subprocesses import this checkout's sitecrawl, whatever is installed."""
-    path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONWARNINGS": "error", "PYTHONPATH": path}
-
-
 def test_subprocess_smoke(site: ServerThread, tmp_path: Path) -> None:
     out = tmp_path / "pages.csv"
     result = subprocess.run(
@@ -119,7 +112,7 @@ def test_subprocess_smoke(site: ServerThread, tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env=_env(),
+        env=checkout_env(),
     )
     assert result.returncode == 0, result.stderr
     assert "60 pages" in result.stderr
@@ -133,7 +126,7 @@ def test_main_py_course_entry_point(site: ServerThread, tmp_path: Path) -> None:
         text=True,
         timeout=60,
         cwd=tmp_path,
-        env=_env(),
+        env=checkout_env(),
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -162,6 +155,7 @@ def test_main_py_usage_errors(tmp_path: Path) -> None:
             text=True,
             timeout=30,
             cwd=tmp_path,
+            env=checkout_env(),
         )
         assert result.returncode == 2
         assert message in result.stderr

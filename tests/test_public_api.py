@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import sitecrawl
+from servers import checkout_env
 
 PROMISED = {
     "AsyncCrawler",
@@ -36,6 +37,6 @@ def test_every_error_derives_from_one_root() -> None:
 def test_importing_sitecrawl_does_not_import_aiohttp() -> None:
     code = "import sys, sitecrawl, sitecrawl._cli; print('aiohttp' in sys.modules)"
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], capture_output=True, text=True, env=checkout_env(), check=True
     ).stdout
     assert out.strip() == "False"
