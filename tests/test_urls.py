@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from sitecrawl import InvalidURL, normalize_url
-from sitecrawl._urls import Scope, join, parse_base_url, url_key
+from sitecrawl._urls import JoinCache, Scope, join, parse_base_url, resolve_all, url_key
 
 DATA = Path(__file__).parent / "data"
 
@@ -99,3 +99,21 @@ def test_scope_port_is_part_of_the_site() -> None:
     scope = Scope.for_base(parse_base_url("http://127.0.0.1:8001/"))
     assert scope.contains("http://127.0.0.1:8001/x")
     assert not scope.contains("http://127.0.0.1:8002/x")
+
+
+def test_join_cache_gives_the_same_answers_as_join() -> None:
+    """The memo must be exact: resolve every WPT input against several bases sharing
+    directories and origins, cached and uncached, in both orders."""
+    hrefs = [c["input"] for c in _whatwg_cases()] + ["/a", "b", "../c", "//h/x", "?q", "#f", ""]
+    bases = [
+        "http://example.org/foo/bar",
+        "http://example.org/foo/baz?x=1",
+        "http://example.org/other/bar",
+        "https://example.org/foo/bar",
+        "http://example.org:8080/foo/bar",
+        "http://other.org/foo/bar",
+    ]
+    cache = JoinCache()
+    for base in bases + bases[::-1]:
+        for href in hrefs:
+            assert cache.resolve_all(base, [href]) == resolve_all(base, [href]), (base, href)

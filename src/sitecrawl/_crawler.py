@@ -24,7 +24,7 @@ from ._exceptions import FetchError, HTTPStatusError, NotHTMLError
 from ._extract import decode_html, parse_html
 from ._fetcher import Fetcher, Response
 from ._models import Page, Request
-from ._urls import Scope, parse_base_url, url_key
+from ._urls import JoinCache, Scope, ScopeCache, parse_base_url, url_key
 from .frontier import Frontier, MemoryFrontier
 
 PageHook = Callable[[Page], None]
@@ -95,6 +95,8 @@ class AsyncCrawler:
         self.frontier: Frontier = frontier if frontier is not None else MemoryFrontier()
         self.stats = CrawlStats()
         self._fetcher = Fetcher(config, self.scope)
+        self._joins = JoinCache()
+        self._targets = ScopeCache(self.scope)
         self._on_page = on_page
         self._on_error = on_error
         self._keep_pages = keep_pages
@@ -252,7 +254,8 @@ class AsyncCrawler:
             page.error = f"HTTP {response.status}"
         if response.body is None or response.status >= 300:
             return []
-        data = parse_html(decode_html(response.body, response.charset), response.final_url)
+        html = decode_html(response.body, response.charset)
+        data = parse_html(html, response.final_url, self._joins)
         page.title = data.title
         page.h1 = data.h1
         page.first_paragraph = data.first_paragraph
@@ -269,11 +272,9 @@ class AsyncCrawler:
         max_depth = self.config.limits.max_depth
         if max_depth is not None and depth > max_depth:
             return
-        contains = self.scope.contains
         batch = [
-            Request(url=link, key=url_key(link), depth=depth, referrer=parent.url)
-            for link in links
-            if contains(link)
+            Request(url=link, key=key, depth=depth, referrer=parent.url)
+            for link, key in self._targets.keyed(links)
         ]
         if batch and await self.frontier.add(batch):
             self._notify()

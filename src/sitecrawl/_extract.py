@@ -13,7 +13,7 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from ._urls import join, resolve_all
+from ._urls import JoinCache, join, resolve_all
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _BOMS = (
@@ -82,24 +82,29 @@ def decode_html(body: bytes, http_charset: str | None = None) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def parse_html(html: str, page_url: str) -> Extracted:
+def parse_html(html: str, page_url: str, joins: JoinCache | None = None) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
-    against ``<base href>`` when present, fragments dropped, non-http(s) links skipped."""
+    against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
+
+    ``page_url`` must be a canonical href. A crawl passes one :class:`JoinCache` for all its
+    pages; without one, every link is resolved afresh."""
     tree = LexborHTMLParser(html)
+    head = tree.head or tree
     base = page_url
-    if (base_href := _attr(tree.css_first("base[href]"), "href")) and (
+    if (base_href := _attr(head.css_first("base[href]"), "href")) and (
         resolved := join(page_url, base_href)
     ):
         base = resolved
-    canonical = _attr(tree.css_first('link[rel~="canonical" i][href]'), "href")
+    resolve = joins.resolve_all if joins is not None else resolve_all
+    canonical = _attr(head.css_first('link[rel~="canonical" i][href]'), "href")
     return Extracted(
         title=_text(tree.css_first("title")),
         h1=_text(tree.css_first("h1")),
         first_paragraph=_text(_first_paragraph(tree)),
-        meta_description=_attr(tree.css_first('meta[name="description" i]'), "content"),
+        meta_description=_attr(head.css_first('meta[name="description" i]'), "content"),
         canonical=join(base, canonical) if canonical else None,
-        outgoing_links=resolve_all(base, _attrs(tree, "a[href]", "href")),
-        image_urls=resolve_all(base, _attrs(tree, "img[src]", "src")),
+        outgoing_links=resolve(base, _attrs(tree, "a", "href")),
+        image_urls=resolve(base, _attrs(tree, "img", "src")),
     )
 
 
@@ -108,8 +113,14 @@ def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
     return (main.css_first("p") if main is not None else None) or tree.css_first("p")
 
 
-def _attrs(tree: LexborHTMLParser, selector: str, name: str) -> list[str]:
-    return [node.attributes.get(name) or "" for node in tree.css(selector)]
+def _attrs(tree: LexborHTMLParser, tag: str, name: str) -> list[str]:
+    """The ``name`` attribute of every ``tag`` element that has one, in document order."""
+    values = []
+    for node in tree.tags(tag):
+        value = node.attributes.get(name)
+        if value is not None:
+            values.append(value)
+    return values
 
 
 # The course's helpers: the names are a promise to users; each parses its input.

@@ -136,6 +136,98 @@ class Scope:
         return self.contains_host(split_host(href))
 
 
+def base_directory(base: str) -> str:
+    """A canonical href up to and including the last ``/`` of its path (query excluded)."""
+    query_at = base.find("?")
+    return base[: base.rfind("/", 0, query_at if query_at >= 0 else len(base)) + 1]
+
+
+def _memo_key(raw: str, directory: str, origin: str) -> tuple[str, str] | None:
+    """The memo key of a reference, or None when its resolution depends on the whole base:
+    empty, ``?query``, ``#fragment``, leading whitespace, or a scheme-like prefix
+    (``http:x`` is relative to an http base)."""
+    if raw.startswith(_WEB_SCHEMES):
+        return ("", raw)
+    first = raw[:1]
+    if first <= " " or first in "?#":
+        return None
+    colon = raw.find(":")
+    if colon >= 0 and not 0 <= raw.find("/") < colon:
+        return None
+    if first == "/" and raw[1:2] not in "/\\":
+        return (origin, raw)
+    return (directory, raw)
+
+
+class JoinCache:
+    """A bounded memo for :func:`join` over one crawl.
+
+    Resolving a reference that is not empty and starts with neither ``?``, ``#`` nor
+    whitespace depends on the base only through its directory (scheme, authority and path up
+    to the last ``/``), so ``(directory, href)`` is an exact memo key; an absolute http(s)
+    reference does not depend on the base at all and a path-absolute one (``/x``) only on its
+    origin, so those are keyed wider. Sites repeat the same links on many pages, which makes
+    most joins dictionary hits.
+    """
+
+    __slots__ = ("_max", "_memo")
+
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self._memo: dict[tuple[str, str], str | None] = {}
+        self._max = max_entries
+
+    def resolve_all(self, base: str, hrefs: Iterable[str]) -> list[str]:
+        """:func:`resolve_all`, memoized."""
+        memo = self._memo
+        if len(memo) > self._max:
+            memo.clear()
+        directory = base_directory(base)
+        origin = directory[: directory.find("/", directory.index("://") + 3)]
+        seen: set[str] = set()
+        out: list[str] = []
+        for raw in hrefs:
+            memo_key = _memo_key(raw, directory, origin)
+            if memo_key is None:
+                url = join(base, raw)
+            else:
+                try:
+                    url = memo[memo_key]
+                except KeyError:
+                    url = memo[memo_key] = join(base, raw)
+            if url is not None and url not in seen:
+                seen.add(url)
+                out.append(url)
+        return out
+
+
+class ScopeCache:
+    """A bounded memo of ``url -> dedupe key`` for in-scope URLs (None when out of scope).
+
+    Links repeat across pages; each distinct URL is scope-checked and keyed once."""
+
+    __slots__ = ("_max", "_memo", "_scope")
+
+    def __init__(self, scope: Scope, max_entries: int = 100_000) -> None:
+        self._scope = scope
+        self._memo: dict[str, str | None] = {}
+        self._max = max_entries
+
+    def keyed(self, urls: Iterable[str]) -> list[tuple[str, str]]:
+        """``(url, key)`` for each in-scope URL, in order."""
+        memo = self._memo
+        if len(memo) > self._max:
+            memo.clear()
+        out = []
+        for url in urls:
+            try:
+                key = memo[url]
+            except KeyError:
+                key = memo[url] = url_key(url) if self._scope.contains(url) else None
+            if key is not None:
+                out.append((url, key))
+        return out
+
+
 def resolve_all(base: str, hrefs: Iterable[str]) -> list[str]:
     """Resolve raw ``href`` attribute values against ``base``; keep the first occurrence of
     each http(s) URL, in document order."""
