@@ -278,3 +278,17 @@ def test_charset_from_http_header_and_meta(serve: ServeFn) -> None:
     page_data = asyncio.run(crawl_site_async(server.url))
     titles = {urlsplit(p["url"]).path: p["title"] for p in page_data.values()}
     assert titles == {"/": "Café", "/meta": "Crème"}
+
+
+async def test_parser_processes_give_the_same_records(site: ServerThread) -> None:
+    inline = await crawl_site_async(site.url, max_concurrency=4)
+    pooled = await crawl_site_async(site.url, max_concurrency=4, processes=3)
+
+    def content(pages: dict[str, dict[str, object]]) -> dict[str, tuple[object, ...]]:
+        return {
+            key: (p["title"], p["h1"], p["first_paragraph"], p["outgoing_links"], p["image_urls"])
+            for key, p in pages.items()
+        }
+
+    assert content(pooled) == content(inline)
+    assert len(pooled) == 60

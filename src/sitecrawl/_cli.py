@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="total time allowed per request (default 30)",
     )
+    crawl.add_argument(
+        "-p",
+        "--processes",
+        type=_count(1),
+        default=1,
+        help="processes to use: 1 parses on the event loop, N adds N-1 parser processes",
+    )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     return parser
 
@@ -126,6 +133,7 @@ def _crawl_command(args: argparse.Namespace) -> int:
             ),
             timeouts=Timeouts(total=args.timeout, connect=min(10.0, args.timeout)),
             subdomains=args.subdomains,
+            processes=args.processes,
             **({"user_agent": args.user_agent} if args.user_agent else {}),
         )
     except SitecrawlError as exc:

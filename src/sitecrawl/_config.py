@@ -54,3 +54,9 @@ class CrawlConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     user_agent: str = DEFAULT_USER_AGENT
     subdomains: bool = False
+    #: Processes used: 1 parses on the event loop; N > 1 adds N - 1 parser processes.
+    processes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.processes < 1:
+            raise ConfigError(f"processes must be at least 1, got {self.processes}")

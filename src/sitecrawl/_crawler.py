@@ -21,10 +21,11 @@ import aiohttp
 
 from ._config import CrawlConfig, Limits, Timeouts
 from ._exceptions import FetchError, HTTPStatusError, NotHTMLError
-from ._extract import decode_html, parse_html
+from ._extract import decode_html
 from ._fetcher import Fetcher, Response
 from ._models import Page, Request
-from ._urls import JoinCache, Scope, ScopeCache, parse_base_url, url_key
+from ._parsing import Parser
+from ._urls import Scope, ScopeCache, parse_base_url, url_key
 from .frontier import Frontier, MemoryFrontier
 
 PageHook = Callable[[Page], None]
@@ -68,6 +69,7 @@ class AsyncCrawler:
         subdomains: bool = False,
         user_agent: str | None = None,
         timeout: float | None = None,
+        processes: int = 1,
         config: CrawlConfig | None = None,
         frontier: Frontier | None = None,
         on_page: PageHook | None = None,
@@ -82,6 +84,7 @@ class AsyncCrawler:
                 ),
                 timeouts=Timeouts(total=timeout) if timeout is not None else Timeouts(),
                 subdomains=subdomains,
+                processes=processes,
                 **({"user_agent": user_agent} if user_agent else {}),
             )
         self.config = config
@@ -95,7 +98,8 @@ class AsyncCrawler:
         self.frontier: Frontier = frontier if frontier is not None else MemoryFrontier()
         self.stats = CrawlStats()
         self._fetcher = Fetcher(config, self.scope)
-        self._joins = JoinCache()
+        self._parser = Parser(config.processes)
+        self._resources = contextlib.AsyncExitStack()
         self._targets = ScopeCache(self.scope)
         self._on_page = on_page
         self._on_error = on_error
@@ -113,12 +117,11 @@ class AsyncCrawler:
         return self._fetcher.session
 
     async def __aenter__(self) -> AsyncCrawler:
-        await self.frontier.open()
-        try:
-            await self._fetcher.__aenter__()
-        except BaseException:
-            await self.frontier.close()
-            raise
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(self.frontier)
+            await stack.enter_async_context(self._fetcher)
+            await stack.enter_async_context(self._parser)
+            self._resources = stack.pop_all()
         return self
 
     async def __aexit__(
@@ -127,10 +130,7 @@ class AsyncCrawler:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            await self._fetcher.__aexit__(exc_type, exc, tb)
-        finally:
-            await self.frontier.close()
+        await self._resources.__aexit__(exc_type, exc, tb)
 
     def stop(self) -> None:
         """Stop taking new URLs (Ctrl-C); requests in flight finish and are recorded."""
@@ -237,13 +237,13 @@ class AsyncCrawler:
             page.status = exc.status
             page.error = str(exc)
         else:
-            links = self._fill_page(page, response)
+            links = await self._fill_page(page, response)
             if links:
                 await self._enqueue(links, request)
         self._record(request, page)
         return page
 
-    def _fill_page(self, page: Page, response: Response) -> list[str]:
+    async def _fill_page(self, page: Page, response: Response) -> list[str]:
         """Copy the response into the page record; return the links to follow."""
         page.final_url = response.final_url
         page.status = response.status
@@ -254,8 +254,7 @@ class AsyncCrawler:
             page.error = f"HTTP {response.status}"
         if response.body is None or response.status >= 300:
             return []
-        html = decode_html(response.body, response.charset)
-        data = parse_html(html, response.final_url, self._joins)
+        data = await self._parser.parse(response.body, response.charset, response.final_url)
         page.title = data.title
         page.h1 = data.h1
         page.first_paragraph = data.first_paragraph

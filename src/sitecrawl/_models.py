@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -45,7 +45,8 @@ class Page:
         return self.error is None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The record as a plain dict (lists are shared, not copied)."""
+        return {name: getattr(self, name) for name in PAGE_FIELDS}
 
 
 PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page))

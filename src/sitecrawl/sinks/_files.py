@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from .._exceptions import ConfigError
@@ -25,6 +27,19 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 _CSV_SOURCES = tuple(COURSE_COLUMNS.get(column, column) for column in CSV_COLUMNS)
 LIST_SEPARATOR = ";"
+FLUSH_EVERY = 0.2  # seconds: streamed outputs are at most this far behind the crawl
+
+
+def _json_encoder() -> Callable[[Any], str]:
+    """orjson when installed (the ``[fast]`` extra; ~20x faster), else the standard library."""
+    try:
+        import orjson
+    except ImportError:
+        return lambda value: json.dumps(value, ensure_ascii=False)
+    return lambda value: orjson.dumps(value).decode()
+
+
+to_json = _json_encoder()
 
 
 def csv_row(record: dict[str, Any]) -> list[str]:
@@ -68,11 +83,19 @@ class CsvSink(_FileSink):
 
 
 class JsonlSink(_FileSink):
-    """One JSON object per line, flushed per page so a crash loses nothing written."""
+    """One JSON object per line, flushed at least every :data:`FLUSH_EVERY` seconds so a
+    reader (or ``-o -``) sees pages as they complete."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._flushed = time.monotonic()
 
     def write(self, page: Page) -> None:
-        self._out.write(json.dumps(page.to_dict(), ensure_ascii=False) + "\n")
-        self._out.flush()
+        self._out.write(to_json(page.to_dict()) + "\n")
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_EVERY:
+            self._out.flush()
+            self._flushed = now
 
 
 class JsonSink(_FileSink):
@@ -84,9 +107,7 @@ class JsonSink(_FileSink):
         self._first = True
 
     def write(self, page: Page) -> None:
-        self._out.write(
-            ("\n" if self._first else ",\n") + json.dumps(page.to_dict(), ensure_ascii=False)
-        )
+        self._out.write(("\n" if self._first else ",\n") + to_json(page.to_dict()))
         self._first = False
 
     def close(self) -> None:

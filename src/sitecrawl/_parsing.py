@@ -1,0 +1,124 @@
+"""Where HTML gets parsed: on the event loop, or in worker processes to use more cores.
+
+Parsing and link resolution are the crawler's main CPU cost. With ``processes=1`` they run
+inline; with ``processes=N`` the event loop keeps the network and bookkeeping and ``N - 1``
+parser processes do the parsing.
+
+A parser process is ``python -m sitecrawl._parsing`` on two pipes, speaking length-prefixed
+``marshal`` frames: ``(body, charset, url)`` in, the :class:`Extracted` fields out, strictly in
+order. That costs the event loop a few microseconds a page, where ``ProcessPoolExecutor``'s
+pickling, queue threads and wake-ups cost more than the parse it saves on a small page.
+Each process keeps its own :class:`JoinCache`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import marshal
+import struct
+import sys
+from collections import deque
+from dataclasses import astuple
+from types import TracebackType
+from typing import BinaryIO
+
+from ._extract import Extracted, decode_html, parse_html
+from ._urls import JoinCache
+
+_joins = JoinCache()  # one per process
+_LENGTH = struct.Struct("!I")
+
+
+def parse_body(body: bytes, charset: str | None, url: str) -> Extracted:
+    """Decode and parse one HTML body (runs in whichever process calls it)."""
+    return parse_html(decode_html(body, charset), url, _joins)
+
+
+class _ParserProcess:
+    """One child process and the futures of its requests, answered in order."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.pending: deque[asyncio.Future[Extracted]] = deque()
+        self.reader = asyncio.create_task(self._read_answers())
+
+    async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
+        stdin = self.process.stdin
+        assert stdin is not None
+        frame = marshal.dumps((body, charset, url))
+        future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
+        self.pending.append(future)
+        stdin.write(_LENGTH.pack(len(frame)) + frame)
+        await stdin.drain()
+        return await future
+
+    async def _read_answers(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        try:
+            while True:
+                (size,) = _LENGTH.unpack(await stdout.readexactly(_LENGTH.size))
+                fields = marshal.loads(await stdout.readexactly(size))
+                future = self.pending.popleft()
+                if not future.done():
+                    future.set_result(Extracted(*fields))
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            while self.pending:  # the child died: fail what it still owed
+                future = self.pending.popleft()
+                if not future.done():
+                    future.set_exception(RuntimeError(f"parser process ended: {exc}"))
+
+    async def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        await self.process.wait()
+        await self.reader
+
+
+class Parser:
+    """``async with Parser(processes) as parser: data = await parser.parse(body, cs, url)``."""
+
+    def __init__(self, processes: int = 1) -> None:
+        self.processes = processes
+        self._children: list[_ParserProcess] = []
+
+    async def __aenter__(self) -> Parser:
+        for _ in range(self.processes - 1):
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "sitecrawl._parsing",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+            )
+            self._children.append(_ParserProcess(process))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        children, self._children = self._children, []
+        await asyncio.gather(*(child.close() for child in children))
+
+    async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
+        if not self._children:
+            return parse_body(body, charset, url)
+        child = min(self._children, key=lambda c: len(c.pending))
+        return await child.parse(body, charset, url)
+
+
+def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """The child's loop: read a frame, parse, answer; until the parent closes the pipe."""
+    while header := stdin.read(_LENGTH.size):
+        (size,) = _LENGTH.unpack(header)
+        body, charset, url = marshal.loads(stdin.read(size))
+        answer = marshal.dumps(astuple(parse_body(body, charset, url)))
+        stdout.write(_LENGTH.pack(len(answer)) + answer)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    _serve(sys.stdin.buffer, sys.stdout.buffer)
