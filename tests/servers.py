@@ -4,8 +4,10 @@ so that both async tests and the CLI's own ``asyncio.Runner`` can crawl them."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -23,17 +25,36 @@ def checkout_env(**extra: str) -> dict[str, str]:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+#: Requests a polite crawler makes besides pages: robots.txt and the default sitemap.
+HOUSEKEEPING = frozenset({"/robots.txt", "/sitemap.xml"})
+
+
 @dataclass
 class Traffic:
-    """What the server saw: every request path, in arrival order, and peak concurrency."""
+    """What the server saw: every request path, in arrival order, when each started (per
+    Host header), peak concurrency (overall and per host), and request headers seen."""
 
     paths: list[str] = field(default_factory=list)
     in_flight: int = 0
     peak_in_flight: int = 0
     user_agents: set[str] = field(default_factory=set)
+    starts: list[tuple[float, str, str]] = field(default_factory=list)  # (monotonic, host, path)
+    host_in_flight: dict[str, int] = field(default_factory=dict)
+    host_peak: dict[str, int] = field(default_factory=dict)
+    accept_encodings: set[str] = field(default_factory=set)
 
     def count(self, path: str) -> int:
         return self.paths.count(path)
+
+    @property
+    def pages(self) -> list[str]:
+        """Request paths other than robots.txt and /sitemap.xml."""
+        return [path for path in self.paths if path not in HOUSEKEEPING]
+
+    def gaps(self, host: str | None = None) -> list[float]:
+        """Seconds between consecutive request starts (on one host, if given)."""
+        times = [t for t, h, _ in self.starts if host is None or h == host]
+        return [b - a for a, b in itertools.pairwise(times)]
 
 
 class ServerThread:
@@ -52,14 +73,21 @@ class ServerThread:
     @web.middleware
     async def _count(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         traffic = self.traffic
+        host = request.host
         traffic.paths.append(request.path_qs)
+        traffic.starts.append((time.monotonic(), host, request.path_qs))
         traffic.user_agents.add(request.headers.get("User-Agent", ""))
+        traffic.accept_encodings.add(request.headers.get("Accept-Encoding", ""))
         traffic.in_flight += 1
         traffic.peak_in_flight = max(traffic.peak_in_flight, traffic.in_flight)
+        now_in_flight = traffic.host_in_flight.get(host, 0) + 1
+        traffic.host_in_flight[host] = now_in_flight
+        traffic.host_peak[host] = max(traffic.host_peak.get(host, 0), now_in_flight)
         try:
             return await handler(request)
         finally:
             traffic.in_flight -= 1
+            traffic.host_in_flight[host] -= 1
 
     @property
     def url(self) -> str:

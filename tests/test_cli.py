@@ -193,7 +193,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_crawled(serve: ServeFn, tmp_pat
         env=checkout_env(),
     )
     deadline = time.monotonic() + 30
-    while len(server.traffic.paths) < 10 and time.monotonic() < deadline:
+    while len(server.traffic.pages) < 10 and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
@@ -202,4 +202,4 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_crawled(serve: ServeFn, tmp_pat
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert 10 <= len(records) < 400
     # every request the server answered is in the output: nothing in flight was lost
-    assert len(records) == len(server.traffic.paths)
+    assert len(records) == len(server.traffic.pages)

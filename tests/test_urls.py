@@ -117,3 +117,19 @@ def test_join_cache_gives_the_same_answers_as_join() -> None:
     for base in bases + bases[::-1]:
         for href in hrefs:
             assert cache.resolve_all(base, [href]) == resolve_all(base, [href]), (base, href)
+
+
+def test_trap_guard_bounds_length_and_query_variants() -> None:
+    from sitecrawl._urls import TrapGuard
+
+    guard = TrapGuard(max_url_length=40, max_query_variants=2)
+    ok = "https://x.test/cal"
+    assert guard.allows(ok, url_key(ok))
+    assert not guard.allows(ok + "/" + "a" * 40, url_key(ok + "/" + "a" * 40))
+    first, second, third = (f"{ok}?m={i}" for i in range(3))
+    assert guard.allows(first, url_key(first))
+    assert guard.allows(second, url_key(second))
+    assert not guard.allows(third, url_key(third))
+    assert guard.allows(first, url_key(first))  # a variant already counted stays allowed
+    other = "https://x.test/other?m=9"
+    assert guard.allows(other, url_key(other))  # per path

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._config import CrawlConfig, Limits, Timeouts
+    from ._config import CrawlConfig, Limits, Politeness, Timeouts
     from ._crawler import AsyncCrawler, CrawlStats, crawl_site_async
     from ._exceptions import (
+        BlockedByRobots,
         ConfigError,
         ConnectError,
         FetchError,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "AsyncCrawler": "._crawler",
+    "BlockedByRobots": "._exceptions",
     "ConfigError": "._exceptions",
     "ConnectError": "._exceptions",
     "CrawlConfig": "._config",
@@ -54,6 +56,7 @@ _LAZY = {
     "Limits": "._config",
     "NotHTMLError": "._exceptions",
     "Page": "._models",
+    "Politeness": "._config",
     "ProtocolError": "._exceptions",
     "RedirectOutOfScope": "._exceptions",
     "Request": "._models",
@@ -71,6 +74,7 @@ _LAZY = {
 
 __all__ = [
     "AsyncCrawler",
+    "BlockedByRobots",
     "ConfigError",
     "ConnectError",
     "CrawlConfig",
@@ -82,6 +86,7 @@ __all__ = [
     "Limits",
     "NotHTMLError",
     "Page",
+    "Politeness",
     "ProtocolError",
     "RedirectOutOfScope",
     "Request",

@@ -55,6 +55,93 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = _non_negative(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {text}")
+    return value
+
+
+def _add_politeness(crawl: argparse.ArgumentParser) -> None:
+    group = crawl.add_argument_group("politeness")
+    group.add_argument(
+        "--ignore-robots", action="store_true", help="do not fetch or obey robots.txt"
+    )
+    group.add_argument(
+        "--max-crawl-delay",
+        type=_non_negative,
+        default=30.0,
+        metavar="SECONDS",
+        help="cap on a robots.txt Crawl-delay (default 30)",
+    )
+    group.add_argument(
+        "--no-sitemaps", action="store_true", help="do not seed the crawl from sitemaps"
+    )
+    group.add_argument(
+        "--follow-nofollow", action="store_true", help='also follow rel="nofollow" links'
+    )
+    group.add_argument(
+        "--per-host",
+        type=_count(1),
+        default=8,
+        metavar="N",
+        help="requests in flight per host at most (default 8, never above --concurrency)",
+    )
+    group.add_argument(
+        "--delay",
+        type=_non_negative,
+        default=0.0,
+        metavar="SECONDS",
+        help="minimum time between request starts on one host (default 0)",
+    )
+    group.add_argument(
+        "--jitter",
+        type=_fraction,
+        default=0.0,
+        metavar="FRACTION",
+        help="lengthen each delay by a random 0..FRACTION of it (default 0)",
+    )
+    group.add_argument(
+        "--retries",
+        type=_count(0),
+        default=2,
+        metavar="N",
+        help="retries on timeouts, connection errors, 408/429/5xx (default 2)",
+    )
+    limits = crawl.add_argument_group("limits")
+    limits.add_argument(
+        "--max-bytes",
+        type=_count(1),
+        default=10 * 1024 * 1024,
+        metavar="N",
+        help="cut bodies at N decoded bytes (default 10 MiB)",
+    )
+    limits.add_argument(
+        "--max-url-length",
+        type=_count(16),
+        default=2048,
+        metavar="N",
+        help="do not follow longer URLs (default 2048)",
+    )
+    limits.add_argument(
+        "--max-query-variants",
+        type=_count(1),
+        default=100,
+        metavar="N",
+        help="follow at most N query strings per path (default 100)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sitecrawl", description="A fast, polite, concurrent web crawler.")
     parser.add_argument("--version", action="version", version=f"sitecrawl {__version__}")
@@ -97,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes to use: 1 parses on the event loop, N adds N-1 parser processes",
     )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    _add_politeness(crawl)
     return parser
 
 
@@ -120,7 +208,7 @@ def run() -> NoReturn:
 
 
 def _crawl_command(args: argparse.Namespace) -> int:
-    from ._config import CrawlConfig, Limits, Timeouts
+    from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Politeness, Timeouts
     from ._exceptions import SitecrawlError
     from ._urls import parse_base_url
 
@@ -129,12 +217,27 @@ def _crawl_command(args: argparse.Namespace) -> int:
         config = CrawlConfig(
             base_url=args.url,
             limits=Limits(
-                max_concurrency=args.concurrency, max_pages=args.max_pages, max_depth=args.max_depth
+                max_concurrency=args.concurrency,
+                max_pages=args.max_pages,
+                max_depth=args.max_depth,
+                max_bytes=args.max_bytes,
+                max_url_length=args.max_url_length,
+                max_query_variants=args.max_query_variants,
             ),
             timeouts=Timeouts(total=args.timeout, connect=min(10.0, args.timeout)),
+            politeness=Politeness(
+                obey_robots=not args.ignore_robots,
+                max_crawl_delay=args.max_crawl_delay,
+                sitemaps=not args.no_sitemaps,
+                follow_nofollow=args.follow_nofollow,
+                per_host=args.per_host,
+                delay=args.delay,
+                jitter=args.jitter,
+                retries=args.retries,
+            ),
             subdomains=args.subdomains,
             processes=args.processes,
-            **({"user_agent": args.user_agent} if args.user_agent else {}),
+            user_agent=args.user_agent or DEFAULT_USER_AGENT,
         )
     except SitecrawlError as exc:
         raise UsageError(str(exc)) from None

@@ -31,6 +31,8 @@ class Limits:
     max_depth: int | None = None
     max_redirects: int = 10
     max_bytes: int = 10 * 1024 * 1024
+    max_url_length: int = 2048
+    max_query_variants: int = 100
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -43,6 +45,47 @@ class Limits:
             raise ConfigError("max_redirects must be 0 or more")
         if self.max_bytes < 1:
             raise ConfigError("max_bytes must be positive")
+        if self.max_url_length < 16:
+            raise ConfigError(f"max_url_length must be at least 16, got {self.max_url_length}")
+        if self.max_query_variants < 1:
+            raise ConfigError("max_query_variants must be at least 1")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Politeness:
+    """How gently a crawl treats each host. Times are seconds.
+
+    ``per_host`` caps requests in flight per host (never above ``Limits.max_concurrency``);
+    ``delay`` is the minimum interval between request starts on one host, lengthened by up to
+    ``jitter`` (a fraction: 0.5 adds 0-50 %) and by the robots.txt ``Crawl-delay`` when that
+    is larger (capped at ``max_crawl_delay``). ``retries`` more attempts are made on timeouts,
+    connection errors and 408/429/500/502/503/504, ``backoff`` * 2**n apart (with jitter);
+    a ``Retry-After`` is honoured up to ``max_backoff``.
+    """
+
+    obey_robots: bool = True
+    max_crawl_delay: float = 30.0
+    sitemaps: bool = True
+    follow_nofollow: bool = False
+    per_host: int = 8
+    delay: float = 0.0
+    jitter: float = 0.0
+    retries: int = 2
+    backoff: float = 0.5
+    max_backoff: float = 60.0
+    adaptive: bool = True
+
+    def __post_init__(self) -> None:
+        if self.per_host < 1:
+            raise ConfigError(f"per_host must be at least 1, got {self.per_host}")
+        if self.delay < 0 or self.max_crawl_delay < 0:
+            raise ConfigError("delays must be 0 or more")
+        if not 0 <= self.jitter <= 1:
+            raise ConfigError(f"jitter must be a fraction between 0 and 1, got {self.jitter}")
+        if self.retries < 0:
+            raise ConfigError(f"retries must be 0 or more, got {self.retries}")
+        if self.backoff < 0 or self.max_backoff < 0:
+            raise ConfigError("backoff times must be 0 or more")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,6 +95,7 @@ class CrawlConfig:
     base_url: str
     limits: Limits = field(default_factory=Limits)
     timeouts: Timeouts = field(default_factory=Timeouts)
+    politeness: Politeness = field(default_factory=Politeness)
     user_agent: str = DEFAULT_USER_AGENT
     subdomains: bool = False
     #: Processes used: 1 parses on the event loop; N > 1 adds N - 1 parser processes.

@@ -1,9 +1,12 @@
 """AsyncCrawler: a fixed pool of workers over a frontier. It orchestrates; it computes nothing.
 
-Each worker loops: lease a request from the frontier, fetch it (at most ``max_concurrency``
-requests in flight), turn the response into a :class:`Page`, hand the page to the hooks, queue
-the page's in-scope links, end the lease. The crawl ends when the frontier is empty and no
-worker holds a lease, when ``max_pages`` pages have been fetched, or when :meth:`stop` is called.
+Before the workers start, the start host's robots.txt is read and its sitemaps seed the
+frontier. Each worker then loops: lease a request from the frontier, run its lifecycle
+(:class:`PageJob`: robots check, polite fetch with retries through the host's slot, record;
+at most ``max_concurrency`` requests in flight), hand the page to the hooks, queue the page's
+in-scope links (bounded against link traps), end the lease. The crawl ends when the frontier
+is empty and no worker holds a lease, when ``max_pages`` pages have been fetched, or when
+:meth:`stop` is called.
 """
 
 from __future__ import annotations
@@ -19,13 +22,17 @@ from typing import Any
 
 import aiohttp
 
-from ._config import CrawlConfig, Limits, Timeouts
-from ._exceptions import FetchError, HTTPStatusError, NotHTMLError
+from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Timeouts
+from ._exceptions import BlockedByRobots, HTTPStatusError, NotHTMLError
 from ._extract import decode_html
-from ._fetcher import Fetcher, Response
+from ._fetcher import Fetcher
 from ._models import Page, Request
+from ._pagejob import BLOCKED, PageJob, PoliteClient
 from ._parsing import Parser
-from ._urls import Scope, ScopeCache, parse_base_url, url_key
+from ._robots import RobotsCache, RobotsRules, product_token
+from ._sitemaps import discover
+from ._throttle import Throttle
+from ._urls import Scope, ScopeCache, TrapGuard, parse_base_url, split_host, url_key
 from .frontier import Frontier, MemoryFrontier
 
 PageHook = Callable[[Page], None]
@@ -37,6 +44,11 @@ class CrawlStats:
 
     pages: int = 0
     errors: int = 0
+    blocked: int = 0
+    retries: int = 0
+    sitemap_urls: int = 0
+    dropped_links: int = 0  # not queued: too long, or too many query variants of one path
+    notes: list[str] = field(default_factory=list)
     statuses: Counter[int | None] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -85,7 +97,7 @@ class AsyncCrawler:
                 timeouts=Timeouts(total=timeout) if timeout is not None else Timeouts(),
                 subdomains=subdomains,
                 processes=processes,
-                **({"user_agent": user_agent} if user_agent else {}),
+                user_agent=user_agent or DEFAULT_USER_AGENT,
             )
         self.config = config
         self.base_url = parse_base_url(config.base_url)
@@ -101,6 +113,22 @@ class AsyncCrawler:
         self._parser = Parser(config.processes)
         self._resources = contextlib.AsyncExitStack()
         self._targets = ScopeCache(self.scope)
+        politeness = config.politeness
+        self.throttle = Throttle(politeness, max_concurrency=self.max_concurrency)
+        self._client = PoliteClient(self._fetcher, self.throttle, config)
+        self.robots: RobotsCache | None = None
+        if politeness.obey_robots:
+            self.robots = RobotsCache(
+                self._client.get_robots,
+                product_token(config.user_agent),
+                on_rules=self._on_robots,
+            )
+        self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
+        self._sitemap_keys: set[str] = set()
+        self._traps = TrapGuard(
+            max_url_length=config.limits.max_url_length,
+            max_query_variants=config.limits.max_query_variants,
+        )
         self._on_page = on_page
         self._on_error = on_error
         self._keep_pages = keep_pages
@@ -186,6 +214,8 @@ class AsyncCrawler:
             raise RuntimeError("use 'async with AsyncCrawler(...)' before crawl()")
         self._notify()
         await self.frontier.add([Request(url=self.base_url, key=url_key(self.base_url))])
+        if self.config.politeness.sitemaps:
+            await self._seed_sitemaps()
         try:
             async with asyncio.TaskGroup() as workers:
                 for _ in range(self.max_concurrency):
@@ -229,52 +259,69 @@ class AsyncCrawler:
                     self._notify()
 
     async def _crawl_request(self, request: Request) -> Page:
-        page = Page(url=request.url, depth=request.depth)
-        try:
-            async with self.semaphore:
-                response = await self._fetcher.fetch(request.url)
-        except FetchError as exc:
-            page.status = exc.status
-            page.error = str(exc)
-        else:
-            links = await self._fill_page(page, response)
-            if links:
-                await self._enqueue(links, request)
+        page, links = await self._job.run(request)
+        page.in_sitemap = request.key in self._sitemap_keys
+        if links:
+            await self._enqueue(links, request)
         self._record(request, page)
         return page
 
-    async def _fill_page(self, page: Page, response: Response) -> list[str]:
-        """Copy the response into the page record; return the links to follow."""
-        page.final_url = response.final_url
-        page.status = response.status
-        page.content_type = response.content_type
-        page.response_time_ms = response.elapsed_ms
-        page.size_bytes = response.size_bytes
-        if response.status >= 400:
-            page.error = f"HTTP {response.status}"
-        if response.body is None or response.status >= 300:
-            return []
-        data = await self._parser.parse(response.body, response.charset, response.final_url)
-        page.title = data.title
-        page.h1 = data.h1
-        page.first_paragraph = data.first_paragraph
-        page.meta_description = data.meta_description
-        page.canonical = data.canonical
-        page.outgoing_links = data.outgoing_links
-        page.image_urls = data.image_urls
-        if response.truncated:
-            page.error = f"body cut at {self.config.limits.max_bytes} bytes"
-        return data.outgoing_links
+    async def _seed_sitemaps(self) -> None:
+        """Queue the in-scope URLs of the start host's sitemaps (robots.txt ``Sitemap:``
+        lines, else ``/sitemap.xml``) at depth 1."""
+        max_depth = self.config.limits.max_depth
+        declared: tuple[str, ...] = ()
+        if self.robots is not None:
+            declared = (await self.robots.rules(self.base_url)).sitemaps
+        max_redirects = self.config.limits.max_redirects
+
+        async def fetch(url: str) -> tuple[int, bytes] | None:
+            try:
+                if not await self._job.allowed(url):
+                    return None
+            except BlockedByRobots:
+                return None
+            return await self._client.get_sitemap(url, self.scope, max_redirects)
+
+        found = await discover(fetch, declared, self.base_url, self.scope)
+        self.stats.notes += [f"sitemap {error}" for error in found.errors]
+        self.stats.sitemap_urls = len(found.urls)
+        self._sitemap_keys = {url_key(url) for url in found.urls}
+        if max_depth is not None and max_depth < 1:
+            return
+        batch = [
+            Request(url=url, key=url_key(url), depth=1, referrer=self.base_url)
+            for url in found.urls
+            if len(url) <= self.config.limits.max_url_length
+        ]
+        if batch and await self.frontier.add(batch):
+            self._notify()
+
+    def _on_robots(self, origin: str, rules: RobotsRules) -> None:
+        slot = self.throttle.slot(split_host(origin))
+        slot.set_crawl_delay(rules.crawl_delay)
+        if slot.crawl_delay_capped_from is not None:
+            note = (
+                f"Crawl-delay {slot.crawl_delay_capped_from:g} s of {slot.host} capped to "
+                f"{slot.crawl_delay:g} s (--max-crawl-delay)"
+            )
+            if note not in self.stats.notes:
+                self.stats.notes.append(note)
 
     async def _enqueue(self, links: list[str], parent: Request) -> None:
         depth = parent.depth + 1
-        max_depth = self.config.limits.max_depth
-        if max_depth is not None and depth > max_depth:
+        limits = self.config.limits
+        if limits.max_depth is not None and depth > limits.max_depth:
             return
-        batch = [
-            Request(url=link, key=key, depth=depth, referrer=parent.url)
-            for link, key in self._targets.keyed(links)
-        ]
+        allows = self._traps.allows
+        batch = []
+        dropped = 0
+        for link, key in self._targets.keyed(links):
+            if allows(link, key):
+                batch.append(Request(url=link, key=key, depth=depth, referrer=parent.url))
+            else:
+                dropped += 1
+        self.stats.dropped_links += dropped
         if batch and await self.frontier.add(batch):
             self._notify()
 
@@ -282,6 +329,9 @@ class AsyncCrawler:
         stats = self.stats
         stats.pages += 1
         stats.statuses[page.status] += 1
+        stats.retries = self._client.retries
+        if page.error == BLOCKED:
+            stats.blocked += 1
         if self._keep_pages:
             self.page_data[request.key] = page.to_dict()
         if page.error is not None:

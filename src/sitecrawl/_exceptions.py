@@ -12,6 +12,7 @@
         ├── ConnectError           DNS, refused or reset connection, TLS failure
         ├── TooManyRedirects       more hops than allowed, or a redirect loop
         ├── RedirectOutOfScope     a redirect leaves the crawl's scope (or http/https)
+        ├── BlockedByRobots        robots.txt disallows the URL, or is unreachable (5xx)
         └── ProtocolError          a malformed response the client could not read
 
 Every exception keeps keyword context (``url``, ``status``, ...) and a short ``str()`` fit to be
@@ -71,6 +72,11 @@ class RedirectOutOfScope(FetchError):
     def __init__(self, message: str, *, url: str, status: int, location: str) -> None:
         super().__init__(message, url=url, status=status)
         self.location = location
+
+
+class BlockedByRobots(FetchError):
+    """Not fetched: robots.txt forbids it (``str()`` is ``blocked by robots.txt``), or the
+    host's robots.txt answered 5xx / could not be reached, which means disallow for now."""
 
 
 class ProtocolError(FetchError):

@@ -34,6 +34,10 @@ class Extracted:
     canonical: str | None = None
     outgoing_links: list[str] = field(default_factory=list)
     image_urls: list[str] = field(default_factory=list)
+    #: ``outgoing_links`` minus those only ever linked with ``rel="nofollow"``.
+    follow_links: list[str] = field(default_factory=list)
+    #: The ``content`` of ``<meta name="robots">`` (``noindex``, ``nofollow``, ...).
+    robots_meta: str | None = None
 
 
 def _clean(text: str) -> str:
@@ -60,9 +64,9 @@ def _charset_ok(name: str) -> str | None:
         return None
 
 
-def sniff_charset(body: bytes, http_charset: str | None) -> str:
-    """The encoding to decode ``body`` with: BOM, then the HTTP charset, then ``<meta>``,
-    then UTF-8. (A BOM beats the header, as in the WHATWG encoding sniffing algorithm.)"""
+def _declared_charset(body: bytes, http_charset: str | None) -> str | None:
+    """BOM, then the HTTP charset, then ``<meta>`` in the first KiB; None if none is usable.
+    (A BOM beats the header, as in the WHATWG encoding sniffing algorithm.)"""
     for bom, name in _BOMS:
         if body.startswith(bom):
             return name
@@ -72,13 +76,73 @@ def sniff_charset(body: bytes, http_charset: str | None) -> str:
     if match and (found := _charset_ok(match.group(1).decode("ascii"))):
         # A document cannot declare itself UTF-16 in a <meta> it could be read from as ASCII.
         return "utf-8" if found.startswith("utf-16") else found
-    return "utf-8"
+    return None
+
+
+def sniff_charset(body: bytes, http_charset: str | None) -> str:
+    """The declared encoding of ``body`` (BOM, HTTP charset, ``<meta>``), else UTF-8."""
+    return _declared_charset(body, http_charset) or "utf-8"
+
+
+# Encodings the detector may pick for undeclared bodies, most common on the web first: among
+# equally plausible readings the earlier wins (so French in cp1252 is not read as cp1257).
+_DETECTABLE = (
+    "cp1252",
+    "cp932",
+    "euc_jp",
+    "gb18030",
+    "big5",
+    "euc_kr",
+    "cp1251",
+    "koi8_r",
+    "cp1250",
+    "cp1253",
+    "cp1254",
+    "cp1255",
+    "cp1256",
+    "cp1257",
+    "cp874",
+    "cp1258",
+)
+_LATIN1_LABELS = frozenset({"iso8859-1", "cp1252", "ascii"})
+
+
+def detect_charset(body: bytes) -> str:
+    """Guess the encoding of a body that is not UTF-8 and declares nothing usable
+    (charset-normalizer on the first 64 KiB; Windows-1252 when it has no idea)."""
+    from charset_normalizer import from_bytes
+
+    results = from_bytes(body[:65536], cp_isolation=list(_DETECTABLE))
+    if not results:
+        return "cp1252"
+    least = min(result.chaos for result in results)
+    plausible = {
+        name
+        for result in results
+        if result.chaos <= least + 0.05
+        for name in result.could_be_from_charset
+    }
+    return next((name for name in _DETECTABLE if name in plausible), results[0].encoding)
 
 
 def decode_html(body: bytes, http_charset: str | None = None) -> str:
-    """Decode an HTML body to text, never failing: undecodable bytes become U+FFFD."""
-    encoding = sniff_charset(body, http_charset)
-    text = body.decode(encoding, errors="replace")
+    """Decode an HTML body to text, never failing: undecodable bytes become U+FFFD.
+
+    The encoding: BOM, HTTP charset, ``<meta>``, then a detector. Two mislabels are caught
+    because they are cheap to prove: a body labelled (or defaulting to) UTF-8 that is not
+    valid UTF-8 goes to the detector, and a body labelled Latin-1/Windows-1252/ASCII that is
+    valid UTF-8 with non-ASCII bytes is read as UTF-8 (real Latin-1 text almost never is).
+    A valid UTF-8 body is decoded once.
+    """
+    declared = _declared_charset(body, http_charset)
+    if declared is None or declared == "utf-8" or declared in _LATIN1_LABELS:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            fallback = declared if declared not in (None, "utf-8") else detect_charset(body)
+            text = body.decode(fallback or "cp1252", errors="replace")
+    else:
+        text = body.decode(declared, errors="replace")
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -97,20 +161,44 @@ def parse_html(html: str, page_url: str, joins: JoinCache | None = None) -> Extr
         base = resolved
     resolve = joins.resolve_all if joins is not None else resolve_all
     canonical = _attr(head.css_first('link[rel~="canonical" i][href]'), "href")
+    hrefs, followed = _links(tree)
+    outgoing_links = resolve(base, hrefs)
     return Extracted(
         title=_text(tree.css_first("title")),
         h1=_text(tree.css_first("h1")),
         first_paragraph=_text(_first_paragraph(tree)),
         meta_description=_attr(head.css_first('meta[name="description" i]'), "content"),
         canonical=join(base, canonical) if canonical else None,
-        outgoing_links=resolve(base, _attrs(tree, "a", "href")),
+        outgoing_links=outgoing_links,
         image_urls=resolve(base, _attrs(tree, "img", "src")),
+        follow_links=outgoing_links if followed is None else resolve(base, followed),
+        robots_meta=_attr(head.css_first('meta[name="robots" i]'), "content"),
     )
 
 
 def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
     main = tree.css_first("main")
     return (main.css_first("p") if main is not None else None) or tree.css_first("p")
+
+
+def _links(tree: LexborHTMLParser) -> tuple[list[str], list[str] | None]:
+    """Every ``<a href>`` value in document order, and those without ``rel="nofollow"``
+    (None when that is all of them, the usual case: no second resolve pass)."""
+    hrefs: list[str] = []
+    followed: list[str] | None = None
+    for node in tree.tags("a"):
+        attrs = node.attributes
+        href = attrs.get("href")
+        if href is None:
+            continue
+        rel = attrs.get("rel")
+        if rel and "nofollow" in rel.lower().split():
+            if followed is None:
+                followed = hrefs.copy()
+        elif followed is not None:
+            followed.append(href)
+        hrefs.append(href)
+    return hrefs, followed
 
 
 def _attrs(tree: LexborHTMLParser, tag: str, name: str) -> list[str]:

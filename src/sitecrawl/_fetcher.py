@@ -1,7 +1,12 @@
 """HTTP: the only module that imports aiohttp. One session per crawl; its errors become ours.
 
-Redirects are followed here, hop by hop, so that every hop is checked against the crawl's scope
-before it is requested (aiohttp's own redirect handling would fetch first and ask later).
+:meth:`Fetcher.get` is one request, one hop: a redirect comes back as a response with a
+``location``, so the caller can check every hop against scope, robots.txt and the host's
+politeness slot before requesting it (aiohttp's own redirect handling would fetch first and
+ask later). :func:`next_hop` is that check's scope/loop/count part; :meth:`Fetcher.fetch`
+follows a whole in-scope chain for the simple API. Bodies are read up to a cap on the
+*decoded* size (gzip, deflate, br and zstd are accepted), so a compression bomb cannot blow
+memory.
 """
 
 from __future__ import annotations
@@ -45,10 +50,18 @@ class Response:
     size_bytes: int | None
     truncated: bool = False
     redirects: list[tuple[str, int]] = field(default_factory=list)
+    location: str | None = None
+    retry_after: str | None = None
+    robots_tag: str | None = None
+    ttfb_ms: float = 0.0  # time to response headers: the server's latency, body excluded
 
     @property
     def is_html(self) -> bool:
         return self.content_type is None or self.content_type in HTML_TYPES
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.location is not None
 
 
 @contextmanager
@@ -107,68 +120,90 @@ class Fetcher:
             await self.session.close()
             self.session = None
 
-    async def fetch(self, url: str) -> Response:
-        """GET ``url``, following in-scope redirects; read the body only when it is HTML.
-
-        Raises a :class:`~sitecrawl.FetchError` subclass when no usable response arrives.
-        """
+    async def get(
+        self, url: str, *, read_any: bool = False, max_bytes: int | None = None
+    ) -> Response:
+        """One GET of ``url``, no redirect following. The body is read (up to ``max_bytes``
+        decoded bytes, default ``Limits.max_bytes``) when it is HTML, or always with
+        ``read_any``. Raises a :class:`~sitecrawl.FetchError` subclass when no usable
+        response arrives."""
         if self.session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
-        limits = self._config.limits
+        cap = self._config.limits.max_bytes if max_bytes is None else max_bytes
+        started = time.perf_counter()
+        with _map_errors(url):
+            async with self.session.get(url, allow_redirects=False) as resp:
+                headers = resp.headers
+                status = resp.status
+                location = headers.get("Location") if status in _REDIRECTS else None
+                response = Response(
+                    url=url,
+                    final_url=url,
+                    status=status,
+                    content_type=resp.content_type if "Content-Type" in headers else None,
+                    charset=resp.charset,
+                    body=None,
+                    elapsed_ms=0.0,
+                    size_bytes=resp.content_length,
+                    location=location or None,
+                    retry_after=headers.get("Retry-After"),
+                    robots_tag="\n".join(headers.getall("X-Robots-Tag", [])) or None,
+                    ttfb_ms=round((time.perf_counter() - started) * 1000, 2),
+                )
+                if response.location is None and (read_any or response.is_html):
+                    response.body, response.truncated = await _read_capped(resp, cap)
+                    response.size_bytes = len(response.body)
+        response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+        return response
+
+    async def fetch(self, url: str) -> Response:
+        """GET ``url``, following in-scope redirects; read the body only when it is HTML."""
         started = time.perf_counter()
         redirects: list[tuple[str, int]] = []
         visited = {url}
         current = url
         while True:
-            with _map_errors(current):
-                async with self.session.get(current, allow_redirects=False) as resp:
-                    status = resp.status
-                    location = resp.headers.get("Location")
-                    if status in _REDIRECTS and location:
-                        target = self._next_hop(current, status, location, visited, redirects)
-                        redirects.append((current, status))
-                        visited.add(target)
-                        current = target
-                        continue
-                    content_type = resp.content_type if "Content-Type" in resp.headers else None
-                    response = Response(
-                        url=url,
-                        final_url=current,
-                        status=status,
-                        content_type=content_type,
-                        charset=resp.charset,
-                        body=None,
-                        elapsed_ms=0.0,
-                        size_bytes=resp.content_length,
-                        redirects=redirects,
-                    )
-                    if response.is_html:
-                        response.body, response.truncated = await _read_capped(
-                            resp, limits.max_bytes
-                        )
-                        response.size_bytes = len(response.body)
-            response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
-            return response
-
-    def _next_hop(
-        self,
-        current: str,
-        status: int,
-        location: str,
-        visited: set[str],
-        redirects: list[tuple[str, int]],
-    ) -> str:
-        target = join(current, location)
-        if target is None or not self._scope.contains(target):
-            raise RedirectOutOfScope(
-                f"redirect out of scope: {location}", url=current, status=status, location=location
+            response = await self.get(current)
+            if response.location is None:
+                response.url = url
+                response.redirects = redirects
+                response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+                return response
+            target = next_hop(
+                current,
+                response.status,
+                response.location,
+                visited,
+                redirects,
+                self._scope,
+                self._config.limits.max_redirects,
             )
-        if target in visited:
-            raise TooManyRedirects(f"redirect loop at {target}", url=current, status=status)
-        if len(redirects) >= self._config.limits.max_redirects:
-            limit = self._config.limits.max_redirects
-            raise TooManyRedirects(f"more than {limit} redirects", url=current, status=status)
-        return target
+            redirects.append((current, response.status))
+            visited.add(target)
+            current = target
+
+
+def next_hop(
+    current: str,
+    status: int,
+    location: str,
+    visited: set[str],
+    redirects: list[tuple[str, int]],
+    scope: Scope | None,
+    max_redirects: int,
+) -> str:
+    """Where a redirect from ``current`` leads, or raise: out of scope (or not http/https,
+    when ``scope`` is given), a loop, or more than ``max_redirects`` hops."""
+    target = join(current, location)
+    if target is None or (scope is not None and not scope.contains(target)):
+        raise RedirectOutOfScope(
+            f"redirect out of scope: {location}", url=current, status=status, location=location
+        )
+    if target in visited:
+        raise TooManyRedirects(f"redirect loop at {target}", url=current, status=status)
+    if len(redirects) >= max_redirects:
+        raise TooManyRedirects(f"more than {max_redirects} redirects", url=current, status=status)
+    return target
 
 
 async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:

@@ -20,8 +20,13 @@ class Request:
 class Page:
     """What sitecrawl records for one crawled URL, failures included.
 
-    ``status`` is None when no HTTP response arrived (timeout, refused connection); ``error``
-    is None on success, else a short message.
+    ``status`` is None when no HTTP response arrived (timeout, refused connection) or the URL
+    was not fetched (``error`` ``"blocked by robots.txt"``); ``error`` is None on success, else
+    a short message. ``attempts`` counts the tries of the last request (1 + retries; 0 when
+    nothing was sent); ``redirects`` is the chain followed, ``[(url, status), ...]``;
+    ``in_sitemap`` says whether the URL was listed in a sitemap; ``indexable`` is False for a
+    ``noindex`` page (``<meta name="robots">`` or ``X-Robots-Tag``), None when no HTML page
+    was read.
     """
 
     url: str
@@ -39,6 +44,10 @@ class Page:
     response_time_ms: float | None = None
     size_bytes: int | None = None
     error: str | None = None
+    attempts: int = 0
+    redirects: list[tuple[str, int]] = field(default_factory=list)
+    in_sitemap: bool = False
+    indexable: bool | None = None
 
     @property
     def ok(self) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import marshal
+import os
 import struct
 import sys
 from collections import deque
@@ -75,6 +76,14 @@ class _ParserProcess:
         await self.reader
 
 
+def _child_env() -> dict[str, str]:
+    """The environment with this very sitecrawl first on ``PYTHONPATH``, so a child parses
+    with the same code (and :class:`Extracted` layout) as its parent, whatever is installed."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
 class Parser:
     """``async with Parser(processes) as parser: data = await parser.parse(body, cs, url)``."""
 
@@ -90,6 +99,7 @@ class Parser:
                 "sitecrawl._parsing",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
+                env=_child_env(),
             )
             self._children.append(_ParserProcess(process))
         return self

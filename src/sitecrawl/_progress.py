@@ -19,7 +19,15 @@ def summary(stats: CrawlStats) -> str:
     statuses = sorted(stats.statuses.items(), key=lambda item: (item[0] is None, item[0] or 0))
     parts += [f"{status or 'no response'}: {count:,}" for status, count in statuses]
     parts.append(f"errors: {stats.errors:,}")
-    return " · ".join(parts)
+    if stats.blocked:
+        parts.append(f"blocked by robots.txt: {stats.blocked:,}")
+    if stats.retries:
+        parts.append(f"retries: {stats.retries:,}")
+    if stats.sitemap_urls:
+        parts.append(f"in sitemaps: {stats.sitemap_urls:,}")
+    if stats.dropped_links:
+        parts.append(f"trap links skipped: {stats.dropped_links:,}")
+    return "\n".join([" · ".join(parts), *stats.notes])
 
 
 class LiveProgress:
@@ -49,6 +57,7 @@ class LiveProgress:
         self._live.stop()
 
     async def _refresh(self) -> None:
+        from rich.markup import escape
         from rich.text import Text
 
         while True:
@@ -59,6 +68,11 @@ class LiveProgress:
                 f"{frontier.queued:,} queued · {frontier.in_flight} in flight · "
                 f"[red]{stats.errors:,}[/] errors · {stats.elapsed:,.0f} s"
             )
+            waits = self._crawler.throttle.reasons()
+            if waits:
+                host, why = next(iter(waits.items()))
+                more = f" (+{len(waits) - 1} hosts)" if len(waits) > 1 else ""
+                line += f" · [cyan]{escape(host)}: {escape(why)}[/]{more}"
             if self._crawler.stopped:
                 line += " · [yellow]stopping[/]"
             self._live.update(Text.from_markup(line), refresh=True)

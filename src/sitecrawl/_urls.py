@@ -239,3 +239,32 @@ def resolve_all(base: str, hrefs: Iterable[str]) -> list[str]:
             seen.add(url)
             out.append(url)
     return out
+
+
+class TrapGuard:
+    """Bounds link traps the depth limit alone does not: URLs longer than
+    ``max_url_length``, and more than ``max_query_variants`` distinct query strings on one
+    path (an infinite calendar's ``?month=``). Memory stays bounded: at most that many keys
+    are kept per path, and only for URLs that have a query."""
+
+    __slots__ = ("_max_length", "_max_variants", "_variants")
+
+    def __init__(self, *, max_url_length: int, max_query_variants: int) -> None:
+        self._max_length = max_url_length
+        self._max_variants = max_query_variants
+        self._variants: dict[str, set[str]] = {}
+
+    def allows(self, href: str, key: str) -> bool:
+        """May ``href`` (whose :func:`url_key` is ``key``) be queued?"""
+        if len(href) > self._max_length:
+            return False
+        query_at = key.find("?")
+        if query_at < 0:
+            return True
+        variants = self._variants.setdefault(key[:query_at], set())
+        if key in variants:
+            return True
+        if len(variants) >= self._max_variants:
+            return False
+        variants.add(key)
+        return True

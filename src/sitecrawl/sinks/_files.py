@@ -42,6 +42,11 @@ def _json_encoder() -> Callable[[Any], str]:
 to_json = _json_encoder()
 
 
+def _cell(item: object) -> str:
+    """A list item in a CSV cell: a redirect hop ``(url, status)`` reads ``url 301``."""
+    return " ".join(map(str, item)) if isinstance(item, tuple | list) else str(item)
+
+
 def csv_row(record: dict[str, Any]) -> list[str]:
     """One CSV row from a page dict: lists joined by ``;``, None as an empty cell."""
     row = []
@@ -50,7 +55,7 @@ def csv_row(record: dict[str, Any]) -> list[str]:
         if value is None:
             row.append("")
         elif isinstance(value, list):
-            row.append(LIST_SEPARATOR.join(map(str, value)))
+            row.append(LIST_SEPARATOR.join(_cell(item) for item in value))
         else:
             row.append(str(value))
     return row

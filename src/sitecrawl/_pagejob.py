@@ -1,0 +1,251 @@
+"""One request's lifecycle: robots check -> polite fetch with retries, hop by hop -> record.
+
+:class:`PoliteClient` is HTTP as the crawler must do it: every request waits for its host's
+slot (:mod:`._throttle`), reports back how it went, and is retried on timeouts, connection
+errors and 408/429/500/502/503/504 with exponential backoff and jitter. Failures come back as
+values, never raised. :class:`PageJob` turns one frontier :class:`Request` into one
+:class:`Page` and the links to follow from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+
+from ._config import CrawlConfig
+from ._exceptions import (
+    BlockedByRobots,
+    ConnectError,
+    FetchError,
+    FetchTimeout,
+    ProtocolError,
+)
+from ._extract import Extracted
+from ._fetcher import Fetcher, Response, next_hop
+from ._models import Page, Request
+from ._robots import (
+    ROBOTS_MAX_BYTES,
+    ROBOTS_MAX_REDIRECTS,
+    RobotsCache,
+    page_directives,
+    product_token,
+)
+from ._sitemaps import MAX_SITEMAP_BYTES
+from ._throttle import Throttle, parse_retry_after
+from ._urls import Scope, split_host
+
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+_RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
+BLOCKED = "blocked by robots.txt"
+#: ``(body, charset, url) -> Extracted``: decoding and parsing, wherever they run.
+ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
+
+
+def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
+    """Seconds before retry number ``attempt + 1``: ``base * 2**attempt`` capped at ``cap``,
+    then "equal jitter" (between half and all of it), so retries of many pages spread out."""
+    full = min(cap, base * 2.0**attempt)
+    return full / 2 + rng.uniform(0.0, full / 2)
+
+
+class PoliteClient:
+    """The fetcher behind per-host slots, with retries. One per crawl."""
+
+    def __init__(self, fetcher: Fetcher, throttle: Throttle, config: CrawlConfig) -> None:
+        self._fetcher = fetcher
+        self._throttle = throttle
+        self._politeness = config.politeness
+        self._rng = random.Random()
+        self.retries = 0  # retries made, all requests together
+
+    async def get(
+        self, url: str, *, read_any: bool = False, max_bytes: int | None = None
+    ) -> tuple[Response | FetchError, int]:
+        """GET one hop of ``url`` politely; return the response (or the error) and the number
+        of attempts made."""
+        politeness = self._politeness
+        slot = self._throttle.slot(split_host(url))
+        attempt = 0
+        while True:
+            await slot.acquire()
+            started = time.monotonic()
+            result: Response | FetchError | None = None
+            retry_after: float | None = None
+            try:
+                result = await self._fetcher.get(url, read_any=read_any, max_bytes=max_bytes)
+            except FetchError as exc:
+                result = exc
+            finally:
+                # Cancellation lands here too: the slot must never leak a request in flight.
+                now = time.monotonic()
+                status = result.status if isinstance(result, Response) else None
+                if status is not None and status >= 400 and isinstance(result, Response):
+                    retry_after = parse_retry_after(result.retry_after, cap=politeness.max_backoff)
+                # Latency is time to headers: a big body is not a busy server.
+                latency = result.ttfb_ms / 1000 if isinstance(result, Response) else now - started
+                slot.release(status=status, latency=latency, retry_after=retry_after, now=now)
+            assert result is not None
+            attempt += 1
+            retryable = (
+                isinstance(result, _RETRY_ERRORS)
+                if isinstance(result, FetchError)
+                else result.status in RETRY_STATUSES
+            )
+            if not retryable or attempt > politeness.retries:
+                return result, attempt
+            self.retries += 1
+            delay = backoff_delay(
+                attempt - 1, politeness.backoff, politeness.max_backoff, self._rng
+            )
+            if retry_after is not None:
+                delay = max(delay, retry_after)
+            await asyncio.sleep(delay)
+
+    async def get_robots(self, url: str) -> tuple[int | None, bytes | None, str | None]:
+        """Fetch a robots.txt, following up to five redirects (to any http(s) host):
+        ``(status, body, error)`` as :meth:`RobotsRules.from_fetch` wants them."""
+        visited = {url}
+        hops: list[tuple[str, int]] = []
+        current = url
+        while True:
+            result, _ = await self.get(current, read_any=True, max_bytes=ROBOTS_MAX_BYTES)
+            if isinstance(result, FetchError):
+                return None, None, str(result)
+            if result.location is None:
+                return result.status, result.body, None
+            try:
+                target = next_hop(
+                    current,
+                    result.status,
+                    result.location,
+                    visited,
+                    hops,
+                    None,
+                    ROBOTS_MAX_REDIRECTS,
+                )
+            except FetchError:
+                return result.status, None, None  # too many hops: "unavailable"
+            hops.append((current, result.status))
+            visited.add(target)
+            current = target
+
+    async def get_sitemap(
+        self, url: str, scope: Scope, max_redirects: int
+    ) -> tuple[int, bytes] | None:
+        """Fetch a sitemap file (any content type), following in-scope redirects."""
+        visited = {url}
+        hops: list[tuple[str, int]] = []
+        current = url
+        while True:
+            result, _ = await self.get(current, read_any=True, max_bytes=MAX_SITEMAP_BYTES)
+            if isinstance(result, FetchError):
+                return None
+            if result.location is None:
+                return result.status, result.body or b""
+            try:
+                target = next_hop(
+                    current, result.status, result.location, visited, hops, scope, max_redirects
+                )
+            except FetchError:
+                return None
+            hops.append((current, result.status))
+            visited.add(target)
+            current = target
+
+
+class PageJob:
+    """Turns a frontier request into a page record and the links to follow from it."""
+
+    def __init__(
+        self,
+        client: PoliteClient,
+        robots: RobotsCache | None,
+        scope: Scope,
+        config: CrawlConfig,
+        parse: ParseFn,
+    ) -> None:
+        self._parse = parse
+        self._client = client
+        self._robots = robots
+        self._scope = scope
+        self._config = config
+        self._token = product_token(config.user_agent)
+
+    async def allowed(self, url: str) -> bool:
+        """True when robots.txt lets us fetch ``url``; raises :class:`BlockedByRobots` when the
+        host's robots.txt is unreachable (disallow for now)."""
+        robots = self._robots
+        if robots is None:
+            return True
+        rules = robots.cached(url) or await robots.rules(url)
+        if rules.reason is not None:
+            raise BlockedByRobots(rules.reason, url=url)
+        return rules.allowed(url)
+
+    async def run(self, request: Request) -> tuple[Page, list[str]]:
+        page = Page(url=request.url, depth=request.depth, attempts=0)
+        hops: list[tuple[str, int]] = []
+        visited = {request.url}
+        current = request.url
+        max_redirects = self._config.limits.max_redirects
+        try:
+            while True:
+                if not await self.allowed(current):
+                    raise BlockedByRobots(BLOCKED, url=current)
+                result, page.attempts = await self._client.get(current)
+                if isinstance(result, FetchError):
+                    raise result
+                if result.location is None:
+                    break
+                target = next_hop(
+                    current,
+                    result.status,
+                    result.location,
+                    visited,
+                    hops,
+                    self._scope,
+                    max_redirects,
+                )
+                hops.append((current, result.status))
+                visited.add(target)
+                current = target
+        except FetchError as exc:
+            page.status = exc.status
+            page.error = str(exc)
+            page.redirects = hops
+            if hops:
+                page.final_url = current
+            return page, []
+        page.redirects = hops
+        return page, await self._fill(page, result)
+
+    async def _fill(self, page: Page, response: Response) -> list[str]:
+        """Copy the response into the page record; return the links to follow."""
+        page.final_url = response.url
+        page.status = response.status
+        page.content_type = response.content_type
+        page.response_time_ms = response.elapsed_ms
+        page.size_bytes = response.size_bytes
+        if response.status >= 400:
+            page.error = f"HTTP {response.status}"
+        if response.body is None or response.status >= 300:
+            return []
+        data = await self._parse(response.body, response.charset, response.url)
+        page.title = data.title
+        page.h1 = data.h1
+        page.first_paragraph = data.first_paragraph
+        page.meta_description = data.meta_description
+        page.canonical = data.canonical
+        page.outgoing_links = data.outgoing_links
+        page.image_urls = data.image_urls
+        directives = page_directives(data.robots_meta, response.robots_tag, self._token)
+        page.indexable = not directives.noindex
+        if response.truncated:
+            page.error = f"body cut at {self._config.limits.max_bytes} bytes"
+        if directives.nofollow:
+            return []
+        if self._config.politeness.follow_nofollow:
+            return data.outgoing_links
+        return data.follow_links

@@ -1,0 +1,122 @@
+"""Sitemaps: ``Sitemap:`` lines from robots.txt, else ``/sitemap.xml``; urlset, sitemap index
+and gzip. :func:`parse_sitemap` is pure (bytes in, URLs out); :func:`discover` is the thin
+shell that walks an index with a fetch function supplied by the crawler.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from xml.etree.ElementTree import Element, ParseError, XMLPullParser
+
+from ._urls import Scope, join
+
+MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit, uncompressed
+MAX_SITEMAP_FILES = 50
+MAX_SITEMAP_URLS = 50_000 * 4
+
+
+@dataclass(slots=True)
+class Sitemap:
+    """What one sitemap file lists: page URLs (``urlset``) or more sitemaps (index)."""
+
+    urls: list[str] = field(default_factory=list)
+    sitemaps: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def gunzip(body: bytes, cap: int = MAX_SITEMAP_BYTES) -> bytes | None:
+    """Decompress a gzip body, at most ``cap`` bytes out; None when it is not valid gzip."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(body, cap)
+    except zlib.error:
+        return None
+    return out
+
+
+def parse_sitemap(body: bytes, base: str) -> Sitemap:
+    """Read a sitemap (gzip or not): ``<url><loc>`` into ``urls``, ``<sitemap><loc>`` into
+    ``sitemaps``; ``loc`` values resolved against ``base``. Namespaces are ignored. A
+    malformed file keeps what was read before the error and says so in ``error``."""
+    if body[:2] == b"\x1f\x8b":
+        unzipped = gunzip(body)
+        if unzipped is None:
+            return Sitemap(error="bad gzip")
+        body = unzipped
+    result = Sitemap()
+    parser: XMLPullParser[Element] = XMLPullParser(events=("end",))
+    try:
+        for start in range(0, min(len(body), MAX_SITEMAP_BYTES), 1 << 16):
+            parser.feed(body[start : start + (1 << 16)])
+            _collect(parser, result, base)
+            if len(result.urls) >= MAX_SITEMAP_URLS:
+                break
+        parser.close()
+        _collect(parser, result, base)
+    except ParseError as exc:
+        result.error = f"bad XML: {exc}"
+    return result
+
+
+def _collect(parser: XMLPullParser[Element], result: Sitemap, base: str) -> None:
+    for event in parser.read_events():
+        element = event[-1]
+        if not isinstance(element, Element):
+            continue
+        local = element.tag.rpartition("}")[2]
+        if local not in ("url", "sitemap"):
+            continue
+        for child in element:
+            if child.tag.rpartition("}")[2] == "loc" and child.text:
+                url = join(base, child.text.strip())
+                if url is not None:
+                    (result.urls if local == "url" else result.sitemaps).append(url)
+        element.clear()
+
+
+# (status, body) of one GET, or None when nothing usable came back.
+SitemapFetch = Callable[[str], Awaitable["tuple[int, bytes] | None"]]
+
+
+@dataclass(slots=True)
+class Discovery:
+    """The in-scope page URLs found, in sitemap order, and the sitemap files read."""
+
+    urls: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+async def discover(
+    fetch: SitemapFetch, declared: Iterable[str], base: str, scope: Scope
+) -> Discovery:
+    """Walk sitemaps breadth-first from the robots.txt ``Sitemap:`` lines (else
+    ``/sitemap.xml``), at most :data:`MAX_SITEMAP_FILES` files; keep in-scope page URLs."""
+    listed = (join(base, url) for url in declared)
+    queue = [url for url in listed if url is not None and scope.contains(url)]
+    queue = queue or [join(base, "/sitemap.xml") or base]
+    seen: set[str] = set()
+    found: set[str] = set()
+    out = Discovery()
+    while queue and len(out.files) < MAX_SITEMAP_FILES and len(found) < MAX_SITEMAP_URLS:
+        url = queue.pop(0)
+        if url in seen:
+            continue
+        seen.add(url)
+        answer = await fetch(url)
+        if answer is None or not 200 <= answer[0] < 300:
+            if answer is not None and answer[0] != 404:
+                out.errors.append(f"{url}: HTTP {answer[0]}")
+            continue
+        out.files.append(url)
+        sitemap = parse_sitemap(answer[1], url)
+        if sitemap.error:
+            out.errors.append(f"{url}: {sitemap.error}")
+        queue += [child for child in sitemap.sitemaps if scope.contains(child)]
+        for page in sitemap.urls:
+            if page not in found and scope.contains(page):
+                found.add(page)
+                out.urls.append(page)
+    return out

@@ -1,0 +1,371 @@
+"""The crawler against the fault-injection site: politeness asserted server-side, and every
+fault ending up in the records with its error, in bounded time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from conftest import ServeFn
+from faults import FRENCH, JAPANESE, FaultState, fault_app
+from servers import ServerThread, html, site_app
+from sitecrawl import (
+    AsyncCrawler,
+    CrawlConfig,
+    Limits,
+    Politeness,
+    Timeouts,
+)
+from sitecrawl._cli import main
+
+TOLERANCE = 0.02  # client-side start vs server-side arrival jitter on loopback
+Records = dict[str, dict[str, Any]]
+
+
+def fast(**overrides: Any) -> Politeness:
+    """Politeness with test-sized backoffs."""
+    return Politeness(**{"backoff": 0.05, "max_backoff": 2.0, **overrides})
+
+
+async def crawl(
+    server: ServerThread,
+    *,
+    politeness: Politeness | None = None,
+    limits: Limits | None = None,
+    timeouts: Timeouts | None = None,
+    start: str = "/",
+) -> tuple[Records, AsyncCrawler]:
+    config = CrawlConfig(
+        base_url=server.url + start,
+        politeness=politeness or fast(),
+        limits=limits or Limits(max_concurrency=8, max_bytes=1 << 20),
+        timeouts=timeouts or Timeouts(total=0.5, connect=0.5),
+    )
+    async with AsyncCrawler(config.base_url, config=config) as crawler:
+        records = await crawler.crawl()
+    by_path = {}
+    for record in records.values():
+        parts = urlsplit(record["url"])
+        by_path[parts.path + (f"?{parts.query}" if parts.query else "")] = record
+    return by_path, crawler
+
+
+@pytest.fixture
+def faults(serve: ServeFn) -> tuple[ServerThread, FaultState]:
+    state = FaultState()
+    return serve(fault_app(state=state)), state
+
+
+async def test_every_fault_is_a_record_and_the_crawl_ends(
+    faults: tuple[ServerThread, FaultState],
+) -> None:
+    server, state = faults
+    started = time.monotonic()
+    rec, crawler = await crawl(
+        server,
+        # adaptive slowing is asserted on its own below; here it would make the timing of
+        # this many deliberate 429/503s depend on their order
+        politeness=fast(per_host=4, retries=1, max_backoff=1.0, adaptive=False),
+        limits=Limits(max_concurrency=8, max_bytes=1 << 20, max_query_variants=5),
+    )
+    assert time.monotonic() - started < 15
+    seen = server.traffic.paths
+
+    # robots.txt: fetched once, its disallows never requested, blocked URLs recorded
+    assert seen.count("/robots.txt") == 1
+    for path in ("/private/secret", "/file.pdf", "/private/secret2", "/private/in-sitemap"):
+        assert path not in seen
+    for path in ("/private/secret", "/file.pdf", "/private/in-sitemap"):
+        assert rec[path]["status"] is None
+        assert rec[path]["error"] == "blocked by robots.txt"
+        assert rec[path]["attempts"] == 0
+    assert rec["/private/ok"]["status"] == 200
+    # a redirect to a disallowed URL is checked before the hop is requested
+    assert rec["/to-private"]["error"] == "blocked by robots.txt"
+    assert rec["/to-private"]["redirects"] == [(server.url + "/to-private", 302)]
+    assert crawler.stats.blocked == 4
+
+    # sitemaps: index -> gzip sitemap + plain sitemap; in-scope URLs only; in_sitemap flags
+    assert rec["/orphan/1"]["in_sitemap"] and rec["/orphan/3"]["in_sitemap"]
+    assert rec["/private/in-sitemap"]["in_sitemap"]
+    assert rec["/"]["in_sitemap"] is False and rec["/slow"]["in_sitemap"] is False
+    assert {"/sitemap_index.xml", "/sitemap-a.xml.gz", "/sitemap-b.xml"} <= set(seen)
+    assert crawler.stats.sitemap_urls == 4
+
+    # retries: 429 then fine after Retry-After; 503 flapping; always down
+    assert (rec["/limited"]["status"], rec["/limited"]["attempts"]) == (200, 2)
+    assert (rec["/flaky"]["status"], rec["/flaky"]["attempts"]) == (503, 2)
+    assert rec["/flaky"]["error"] == "HTTP 503"
+    assert (rec["/down"]["status"], rec["/down"]["attempts"]) == (503, 2)
+    assert state.hits["/down"] == 2
+
+    # slow is fine; stalled, silent, trickling and reset servers time out or fail, retried
+    assert rec["/slow"]["status"] == 200 and rec["/slow"]["error"] is None
+    for path in ("/stall", "/never", "/trickle"):
+        assert rec[path]["error"] == "timeout", path
+        assert rec[path]["attempts"] == 2
+        assert state.hits[path] == 2
+    assert rec["/reset"]["status"] is None
+    assert "disconnected" in rec["/reset"]["error"] or "connection" in rec["/reset"]["error"]
+    assert rec["/reset"]["attempts"] == 2
+
+    # bodies: a 4 GiB stream and a 256 MiB gzip bomb are cut at max_bytes decoded
+    for path in ("/huge", "/bomb"):
+        assert rec[path]["error"] == f"body cut at {1 << 20} bytes", path
+        assert rec[path]["size_bytes"] == 1 << 20
+    assert state.huge_bytes_sent < 64 << 20
+    assert rec["/br"]["title"] == "brotli page" and rec["/br"]["error"] is None
+    assert rec["/zstd"]["first_paragraph"] == "decoded from zstd"
+    assert all(
+        {"gzip", "deflate", "br", "zstd"} <= set(value.replace(" ", "").split(","))
+        for value in server.traffic.accept_encodings
+    )
+
+    # charsets: undeclared and mislabelled bodies come out as the right Unicode text
+    assert rec["/cp1252"]["first_paragraph"] == FRENCH
+    assert rec["/sjis"]["first_paragraph"] == JAPANESE
+    assert rec["/mislabelled-utf8"]["first_paragraph"] == FRENCH
+    assert rec["/mislabelled-latin1"]["first_paragraph"] == FRENCH
+
+    # redirects: chain recorded, loop and too many hops detected, out of scope refused
+    assert rec["/chain/1"]["redirects"] == [
+        (server.url + "/chain/1", 301),
+        (server.url + "/chain/2", 302),
+        (server.url + "/chain/3", 307),
+    ]
+    assert rec["/chain/1"]["final_url"] == server.url + "/final"
+    assert rec["/chain/1"]["status"] == 200
+    assert "loop" in rec["/loop/a"]["error"]
+    assert rec["/hops/0"]["error"] == "more than 10 redirects"
+    assert len(rec["/hops/0"]["redirects"]) == 10
+    assert "/hops/11" not in seen
+    assert "out of scope" in rec["/out"]["error"]
+    assert "out of scope" in rec["/ftp"]["error"]
+
+    # link traps: at most max_query_variants query strings per path
+    assert len([p for p in seen if p.startswith("/calendar?")]) == 5
+    assert len([p for p in seen if p.startswith("/grow?")]) == 5
+    assert crawler.stats.dropped_links >= 2
+
+    # meta robots / X-Robots-Tag / rel=nofollow: links recorded, not followed
+    assert rec["/meta-nofollow"]["indexable"] is False
+    assert server.url + "/nf/from-meta" in rec["/meta-nofollow"]["outgoing_links"]
+    assert rec["/xrobots"]["indexable"] is False
+    assert server.url + "/nf/from-rel" in rec["/relnofollow"]["outgoing_links"]
+    assert rec["/relnofollow"]["indexable"] is True
+    assert "/nf/from-meta" not in seen and "/nf/from-header" not in seen
+    assert "/nf/from-rel" not in seen and "/nf/followed" in seen
+
+    # politeness: never more than per_host requests in flight on the host
+    assert max(server.traffic.host_peak.values()) <= 4
+    # every URL the crawl touched has a record, failures included
+    assert all(link in rec for link in ("/", "/stall", "/reset", "/huge", "/out"))
+
+
+async def test_huge_body_stream_stops_when_cut(faults: tuple[ServerThread, FaultState]) -> None:
+    server, state = faults
+    state.huge_finished = asyncio.Event()
+    rec, _ = await crawl(
+        server,
+        politeness=fast(obey_robots=False, sitemaps=False),
+        limits=Limits(max_bytes=256 << 10),
+        start="/huge",
+    )
+    assert rec["/huge"]["error"] == f"body cut at {256 << 10} bytes"
+    # the server notices the disconnect and stops streaming: it never sends the 4 GiB
+    for _ in range(200):
+        if state.huge_finished.is_set():
+            break
+        await asyncio.sleep(0.01)
+    assert state.huge_finished.is_set()
+    assert state.huge_bytes_sent < 32 << 20
+
+
+async def test_follow_nofollow_and_ignore_robots(faults: tuple[ServerThread, FaultState]) -> None:
+    server, _ = faults
+    rec, _ = await crawl(
+        server,
+        politeness=fast(obey_robots=False, sitemaps=False, follow_nofollow=True, retries=0),
+        limits=Limits(max_bytes=1 << 16, max_depth=2),
+    )
+    seen = server.traffic.paths
+    assert "/robots.txt" not in seen and "/sitemap_index.xml" not in seen
+    assert "/private/secret" in seen and "/file.pdf" in seen
+    assert "/nf/from-rel" in seen  # rel=nofollow followed on request
+    assert "/nf/from-meta" not in seen  # a nofollow *page* still is not
+    assert "/orphan/1" not in seen
+    assert rec["/private/secret"]["status"] == 200
+
+
+@pytest.mark.parametrize(
+    ("robots", "fetched"),
+    [
+        (404, True),  # 4xx: allow everything
+        (403, True),
+        (500, False),  # 5xx: disallow everything for now
+        (None, False),  # redirect to a robots.txt that disallows /private
+    ],
+)
+async def test_robots_status_semantics(serve: ServeFn, robots: int | None, fetched: bool) -> None:
+    server = serve(fault_app(robots, links=["/private/secret", "/orphan/5"]))
+    rec, _ = await crawl(server, politeness=fast(retries=1, sitemaps=False))
+    seen = server.traffic.paths
+    assert ("/private/secret" in seen) is fetched
+    if robots == 500:
+        assert seen.count("/robots.txt") == 2  # retried once, then "unreachable"
+        assert seen == ["/robots.txt", "/robots.txt"]
+        assert rec["/"]["status"] is None
+        assert rec["/"]["error"] == "robots.txt unreachable (HTTP 500)"
+    if robots is None:
+        assert seen[:2] == ["/robots.txt", "/robots-moved.txt"]
+        assert rec["/private/secret"]["error"] == "blocked by robots.txt"
+        assert rec["/orphan/5"]["status"] == 200
+
+
+async def test_sitemap_xml_fallback_and_no_sitemaps(serve: ServeFn) -> None:
+    server = serve(fault_app("User-agent: *\nAllow: /\n", links=[], sitemap_xml_fallback=True))
+    rec, crawler = await crawl(server)
+    assert rec["/orphan/9"]["in_sitemap"] is True
+    assert crawler.stats.sitemap_urls == 1
+    assert rec["/orphan/9"]["depth"] == 1
+
+    other = serve(fault_app("User-agent: *\nAllow: /\n", links=[], sitemap_xml_fallback=True))
+    rec, _ = await crawl(other, politeness=fast(sitemaps=False))
+    assert set(rec) == {"/"}
+    assert "/sitemap.xml" not in other.traffic.paths
+
+
+async def test_per_host_cap_and_delay_are_held_server_side(serve: ServeFn) -> None:
+    server = serve(site_app(30, delay=0.03))
+    await crawl(
+        server,
+        politeness=fast(per_host=2, sitemaps=False),
+        limits=Limits(max_concurrency=16),
+    )
+    assert server.traffic.host_peak[f"127.0.0.1:{server.port}"] == 2
+    assert len(server.traffic.pages) == 30
+
+    spaced = serve(site_app(8))
+    await crawl(spaced, politeness=fast(delay=0.1, jitter=0.5))
+    gaps = spaced.traffic.gaps()
+    assert len(gaps) == 9  # robots.txt, sitemap.xml, 8 pages
+    assert min(gaps) >= 0.1 - TOLERANCE
+
+
+async def test_crawl_delay_is_honoured_and_capped(serve: ServeFn) -> None:
+    server = serve(fault_app("User-agent: *\nCrawl-delay: 0.15\n", links=["/orphan/1"]))
+    await crawl(server, politeness=fast(sitemaps=False))
+    assert server.traffic.paths == ["/robots.txt", "/", "/orphan/1"]
+    gaps = server.traffic.gaps()
+    assert min(gaps[1:]) >= 0.15 - TOLERANCE  # from the first request after robots.txt
+
+    capped = serve(fault_app("User-agent: *\nCrawl-delay: 60\n", links=["/orphan/1"]))
+    started = time.monotonic()
+    _, crawler = await crawl(capped, politeness=fast(sitemaps=False, max_crawl_delay=0.2))
+    assert time.monotonic() - started < 5
+    assert min(capped.traffic.gaps()[1:]) >= 0.2 - TOLERANCE
+    assert any("capped" in note and "60" in note for note in crawler.stats.notes)
+
+
+async def test_ever_growing_query_stops_at_max_url_length(
+    faults: tuple[ServerThread, FaultState],
+) -> None:
+    server, _ = faults
+    rec, _ = await crawl(
+        server,
+        politeness=fast(obey_robots=False, sitemaps=False),
+        limits=Limits(max_url_length=200),
+        start="/grow?q=a",
+    )
+    grown = [p for p in server.traffic.paths if p.startswith("/grow")]
+    assert all(len(server.url + p) <= 200 for p in grown)
+    assert len(grown) == 8  # q = a, aa, ..., 128 a's; 256 would pass the limit
+    assert len(rec) == 8
+
+
+async def test_retry_after_spaces_the_retry(faults: tuple[ServerThread, FaultState]) -> None:
+    server, _ = faults
+    off = fast(obey_robots=False, sitemaps=False)
+    rec, _ = await crawl(server, politeness=off, start="/limited")
+    assert rec["/limited"]["attempts"] == 2
+    assert rec["/limited"]["status"] == 200
+    times = [t for t, _, path in server.traffic.starts if path == "/limited"]
+    assert times[1] - times[0] >= 1.0 - TOLERANCE  # Retry-After: 1
+
+
+async def test_flapping_503_succeeds_within_retries(
+    faults: tuple[ServerThread, FaultState],
+) -> None:
+    server, state = faults
+    rec, crawler = await crawl(server, politeness=fast(obey_robots=False), start="/flaky")
+    assert (rec["/flaky"]["status"], rec["/flaky"]["attempts"]) == (200, 3)
+    assert rec["/flaky"]["error"] is None
+    assert state.hits["/flaky"] == 3
+    assert crawler.stats.retries == 2
+
+
+async def test_adaptive_backoff_halves_the_slot_on_503(serve: ServeFn) -> None:
+    from aiohttp import web
+
+    async def busy(request: web.Request) -> web.Response:
+        if request.path == "/":
+            return html("".join(f'<a href="/p/{i}">p</a>' for i in range(6)))
+        await asyncio.sleep(0.02)
+        return web.Response(status=503, text="busy")
+
+    app = web.Application()
+    app.router.add_get("/", busy)
+    app.router.add_get("/p/{i}", busy)
+    server = serve(app)
+    rec, crawler = await crawl(
+        server,
+        politeness=fast(retries=0, sitemaps=False, obey_robots=False, max_backoff=0.1),
+        limits=Limits(max_concurrency=8),
+    )
+    slot = crawler.throttle.slots[f"127.0.0.1:{server.port}"]
+    assert slot.limit < 8  # halved (at least once) by the 503s
+    assert all(rec[f"/p/{i}"]["status"] == 503 for i in range(6))
+
+
+def test_cli_flags_reach_the_crawl(
+    serve: ServeFn, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    server = serve(fault_app("User-agent: *\nCrawl-delay: 9\n", links=["/orphan/1", "/nf/x"]))
+    out = tmp_path / "pages.jsonl"
+    argv = ["crawl", server.url, "-o", str(out), "--max-crawl-delay", "0.05", "--per-host", "1"]
+    argv += ["--retries", "0", "--no-sitemaps", "--max-bytes", "5000", "--jitter", "0.1"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "capped to 0.05 s" in err
+    assert "/sitemap.xml" not in server.traffic.paths
+    assert server.traffic.host_peak[f"127.0.0.1:{server.port}"] == 1
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["attempts"], r["in_sitemap"]) for r in records} == {(1, False)}
+
+    ignoring = serve(fault_app(links=["/private/secret"]))
+    argv = ["crawl", ignoring.url, "-q", "--ignore-robots", "--delay", "0.01", "--no-sitemaps"]
+    assert main([*argv, "--follow-nofollow", "--max-url-length", "100"]) == 0
+    assert "/robots.txt" not in ignoring.traffic.paths
+    assert "/private/secret" in ignoring.traffic.paths
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--per-host", "0"],
+        ["--delay", "-1"],
+        ["--jitter", "2"],
+        ["--retries", "x"],
+        ["--max-bytes", "0"],
+        ["--max-url-length", "3"],
+        ["--max-query-variants", "0"],
+        ["--max-crawl-delay", "-2"],
+    ],
+)
+def test_cli_rejects_bad_politeness_values(bad: list[str]) -> None:
+    assert main(["crawl", "http://127.0.0.1:9/", *bad]) == 2
