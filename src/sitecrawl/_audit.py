@@ -1,0 +1,305 @@
+"""What is wrong with a crawled site: findings computed from its rows. Pure, no I/O.
+
+:func:`audit` turns the pages, links and images of one crawl (:mod:`sitecrawl._sitedata`) into
+an :class:`Audit`: the HTML report draws it, and ``sitecrawl check`` turns it into an exit code.
+
+Targets are matched to pages by the crawler's dedupe key (scheme, fragment and trailing slash
+ignored), so ``http://x/a/`` and ``https://x/a`` are one page, as they were during the crawl.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from ._sitedata import Hop, ImageRow, LinkKind, LinkRow, PageRow
+from ._urls import url_key
+
+TextField: TypeAlias = Literal["title", "h1", "meta_description"]
+TEXT_FIELDS: tuple[TextField, ...] = ("title", "h1", "meta_description")
+
+DEFAULT_SLOW_MS = 1000.0
+DEFAULT_SLOW_LIMIT = 100
+
+_NAVIGATION_KINDS: frozenset[LinkKind] = frozenset({"a", "iframe"})
+
+
+@dataclass(frozen=True, slots=True)
+class Referrer:
+    """A page that links to a target, and how (anchor text, link kind)."""
+
+    source_url: str
+    anchor_text: str | None
+    kind: LinkKind
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenLink:
+    """A link target that failed (4xx, 5xx, or no response: DNS, refused, timeout, robots)."""
+
+    target_url: str
+    status: int | None
+    error: str | None
+    internal: bool
+    referrers: tuple[Referrer, ...]
+
+    @property
+    def reason(self) -> str:
+        if self.status is not None and self.status >= 400:
+            return f"HTTP {self.status}"
+        return self.error or "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class RedirectChain:
+    """A URL that redirected: each 3xx hop, then where it ended and who links to it."""
+
+    url: str
+    hops: tuple[Hop, ...]
+    final_url: str | None
+    final_status: int | None
+    referrers: tuple[Referrer, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateGroup:
+    """Pages sharing one title, h1 or meta description (whitespace collapsed)."""
+
+    field: TextField
+    value: str
+    urls: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SlowPage:
+    url: str
+    response_time_ms: float
+    size_bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NonIndexablePage:
+    url: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MissingAlt:
+    page_url: str
+    src: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Audit:
+    """Every finding about one crawl. Tuples are in a stable, meaningful order."""
+
+    broken_links: tuple[BrokenLink, ...] = ()
+    redirect_chains: tuple[RedirectChain, ...] = ()
+    missing: Mapping[TextField, tuple[str, ...]] = field(default_factory=dict)
+    duplicates: Mapping[TextField, tuple[DuplicateGroup, ...]] = field(default_factory=dict)
+    slow_pages: tuple[SlowPage, ...] = ()
+    slow_threshold_ms: float = DEFAULT_SLOW_MS
+    non_indexable: tuple[NonIndexablePage, ...] = ()
+    has_sitemap: bool = False
+    sitemap_only: tuple[str, ...] = ()
+    links_only: tuple[str, ...] = ()
+    images_missing_alt: tuple[MissingAlt, ...] = ()
+
+    @property
+    def has_broken_links(self) -> bool:
+        return bool(self.broken_links)
+
+
+def audit(
+    pages: Iterable[PageRow],
+    links: Iterable[LinkRow],
+    images: Iterable[ImageRow] = (),
+    *,
+    slow_threshold_ms: float = DEFAULT_SLOW_MS,
+    slow_limit: int = DEFAULT_SLOW_LIMIT,
+) -> Audit:
+    """Compute the findings of one crawl.
+
+    Slow pages are those answering in at least ``slow_threshold_ms``, slowest first, at most
+    ``slow_limit`` of them. Title, h1 and meta description checks cover successful HTML pages.
+    """
+    pages = tuple(pages)
+    links = tuple(links)
+    by_key: dict[str, PageRow] = {}
+    for page in pages:
+        by_key.setdefault(page_key(page.url), page)
+    referrers = _referrers(links)
+    return Audit(
+        broken_links=_broken_links(links, by_key, referrers),
+        redirect_chains=_redirect_chains(pages, referrers),
+        missing={name: _missing(pages, name) for name in TEXT_FIELDS},
+        duplicates={name: _duplicates(pages, name) for name in TEXT_FIELDS},
+        slow_pages=_slow_pages(pages, slow_threshold_ms, slow_limit),
+        slow_threshold_ms=slow_threshold_ms,
+        non_indexable=_non_indexable(pages),
+        has_sitemap=any(page.in_sitemap for page in pages),
+        sitemap_only=_sitemap_only(pages, referrers),
+        links_only=_links_only(pages, referrers),
+        images_missing_alt=tuple(
+            MissingAlt(image.page_url, image.src)
+            for image in images
+            if image.alt is None or not image.alt.strip()
+        ),
+    )
+
+
+def page_key(url: str) -> str:
+    """The key that identifies a page: the crawler's dedupe key, or the text if not a URL."""
+    return url_key(url) if "://" in url else url
+
+
+def _is_broken(status: int | None, error: str | None) -> bool:
+    return (status is not None and status >= 400) or (status is None and error is not None)
+
+
+def _referrers(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]]:
+    """Each target key's distinct referrers, sorted by source URL."""
+    found: defaultdict[str, set[Referrer]] = defaultdict(set)
+    for link in links:
+        found[page_key(link.target_url)].add(
+            Referrer(link.source_url, link.anchor_text, link.kind)
+        )
+    return {
+        key: tuple(sorted(refs, key=lambda r: (r.source_url, r.kind, r.anchor_text or "")))
+        for key, refs in found.items()
+    }
+
+
+def _broken_links(
+    links: tuple[LinkRow, ...],
+    by_key: Mapping[str, PageRow],
+    referrers: Mapping[str, tuple[Referrer, ...]],
+) -> tuple[BrokenLink, ...]:
+    broken: dict[str, BrokenLink] = {}
+    for link in links:
+        key = page_key(link.target_url)
+        if key in broken:
+            continue
+        status, error = link.status, link.error
+        if status is None and error is None and (page := by_key.get(key)) is not None:
+            status, error = page.status, page.error
+        if _is_broken(status, error):
+            broken[key] = BrokenLink(
+                target_url=link.target_url,
+                status=status,
+                error=error,
+                internal=link.internal,
+                referrers=referrers[key],
+            )
+    return tuple(sorted(broken.values(), key=lambda b: (-len(b.referrers), b.target_url)))
+
+
+def _redirect_chains(
+    pages: tuple[PageRow, ...], referrers: Mapping[str, tuple[Referrer, ...]]
+) -> tuple[RedirectChain, ...]:
+    chains = [
+        RedirectChain(
+            url=page.url,
+            hops=page.redirects,
+            final_url=page.final_url,
+            final_status=page.status,
+            referrers=referrers.get(page_key(page.url), ()),
+        )
+        for page in pages
+        if page.redirects
+    ]
+    return tuple(sorted(chains, key=lambda c: (-len(c.hops), -len(c.referrers), c.url)))
+
+
+def _checked_text(pages: tuple[PageRow, ...]) -> Iterable[PageRow]:
+    return (page for page in pages if page.ok and page.is_html)
+
+
+def _missing(pages: tuple[PageRow, ...], name: TextField) -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            page.url
+            for page in _checked_text(pages)
+            if not (value := getattr(page, name)) or not value.strip()
+        )
+    )
+
+
+def _duplicates(pages: tuple[PageRow, ...], name: TextField) -> tuple[DuplicateGroup, ...]:
+    groups: defaultdict[str, list[str]] = defaultdict(list)
+    for page in _checked_text(pages):
+        value = getattr(page, name)
+        if value and (text := " ".join(value.split())):
+            groups[text].append(page.url)
+    dupes = [
+        DuplicateGroup(name, text, tuple(sorted(urls)))
+        for text, urls in groups.items()
+        if len(urls) > 1
+    ]
+    return tuple(sorted(dupes, key=lambda g: (-len(g.urls), g.value)))
+
+
+def _slow_pages(pages: tuple[PageRow, ...], threshold: float, limit: int) -> tuple[SlowPage, ...]:
+    slow = [
+        SlowPage(page.url, page.response_time_ms, page.size_bytes)
+        for page in pages
+        if page.response_time_ms is not None and page.response_time_ms >= threshold
+    ]
+    slow.sort(key=lambda s: (-s.response_time_ms, s.url))
+    return tuple(slow[:limit])
+
+
+def _non_indexable(pages: tuple[PageRow, ...]) -> tuple[NonIndexablePage, ...]:
+    found = []
+    for page in _checked_text(pages):
+        if page.indexable is not False:
+            continue
+        canonical = page.canonical
+        if canonical and page_key(canonical) != page_key(page.final_url or page.url):
+            reason = f"canonical: {canonical}"
+        else:
+            reason = "noindex"
+        found.append(NonIndexablePage(page.url, reason))
+    return tuple(sorted(found, key=lambda p: p.url))
+
+
+def _linked_from_elsewhere(page: PageRow, referrers: Mapping[str, tuple[Referrer, ...]]) -> bool:
+    key = page_key(page.url)
+    return any(
+        ref.kind in _NAVIGATION_KINDS and page_key(ref.source_url) != key
+        for ref in referrers.get(key, ())
+    )
+
+
+def _sitemap_only(
+    pages: tuple[PageRow, ...], referrers: Mapping[str, tuple[Referrer, ...]]
+) -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            page.url
+            for page in pages
+            if page.in_sitemap and not _linked_from_elsewhere(page, referrers)
+        )
+    )
+
+
+def _links_only(
+    pages: tuple[PageRow, ...], referrers: Mapping[str, tuple[Referrer, ...]]
+) -> tuple[str, ...]:
+    """Successful, indexable HTML pages reached by links but absent from the sitemap.
+
+    Empty when the crawl read no sitemap: then every page would be listed.
+    """
+    if not any(page.in_sitemap for page in pages):
+        return ()
+    return tuple(
+        sorted(
+            page.url
+            for page in _checked_text(pages)
+            if not page.in_sitemap
+            and page.indexable is not False
+            and _linked_from_elsewhere(page, referrers)
+        )
+    )
