@@ -163,9 +163,7 @@ def _referrers(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]]:
     """Each target key's distinct referrers, sorted by source URL."""
     found: defaultdict[str, set[Referrer]] = defaultdict(set)
     for link in links:
-        found[page_key(link.target_url)].add(
-            Referrer(link.source_url, link.anchor_text, link.kind)
-        )
+        found[page_key(link.target_url)].add(Referrer(link.source_url, link.anchor_text, link.kind))
     return {
         key: tuple(sorted(refs, key=lambda r: (r.source_url, r.kind, r.anchor_text or "")))
         for key, refs in found.items()

@@ -114,7 +114,7 @@ class LinkRow:
             anchor_text=_opt_str(row.get("anchor_text")),
             rel=_opt_str(row.get("rel")),
             internal=bool(row.get("internal", True)),
-            kind=kind,  # type: ignore[arg-type]  # checked against LINK_KINDS above
+            kind=kind,  # checked against LINK_KINDS above
             status=_opt_int(row.get("status")),
             error=_opt_str(row.get("error")),
         )
@@ -157,7 +157,9 @@ def links_from_pages(pages: Iterable[PageRow]) -> tuple[LinkRow, ...]:
             )
         for src in page.image_urls:
             rows.append(
-                LinkRow(source_url=page.url, target_url=src, internal=_host(src) == host, kind="img")
+                LinkRow(
+                    source_url=page.url, target_url=src, internal=_host(src) == host, kind="img"
+                )
             )
     return tuple(rows)
 

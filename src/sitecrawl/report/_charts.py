@@ -1,0 +1,121 @@
+"""Small server-side SVG bar charts. Labels are escaped; no data reaches an attribute unescaped."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from .._sitedata import PageRow
+
+_WIDTH = 360
+_HEIGHT = 190
+_TOP = 18
+_BOTTOM = 34
+_SIDE = 8
+
+MS_BUCKETS: tuple[tuple[float, str], ...] = (
+    (100, "<100 ms"),
+    (250, "100-250"),
+    (500, "250-500"),
+    (1000, "0.5-1 s"),
+    (2000, "1-2 s"),
+    (5000, "2-5 s"),
+    (math.inf, "≥5 s"),
+)
+SIZE_BUCKETS: tuple[tuple[float, str], ...] = (
+    (10 * 1024, "<10 KB"),
+    (50 * 1024, "10-50"),
+    (100 * 1024, "50-100"),
+    (500 * 1024, "100-500"),
+    (1024 * 1024, "0.5-1 MB"),
+    (5 * 1024 * 1024, "1-5 MB"),
+    (math.inf, "≥5 MB"),
+)
+MAX_DEPTH_BARS = 15
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    label: str
+    value: int
+    css: str = "bar"
+    tip: str = ""
+
+
+def status_bars(pages: Iterable[PageRow]) -> list[Bar]:
+    counts = Counter(page.status for page in pages)
+    bars = [
+        Bar(str(status), n, f"bar s-{status // 100}xx", f"HTTP {status}: {n:,} pages")
+        for status, n in sorted((s, n) for s, n in counts.items() if s is not None)
+    ]
+    if counts[None]:
+        bars.append(Bar("none", counts[None], "bar s-err", f"No response: {counts[None]:,} pages"))
+    return bars
+
+
+def depth_bars(pages: Iterable[PageRow]) -> list[Bar]:
+    counts = Counter(min(page.depth, MAX_DEPTH_BARS) for page in pages)
+    if not counts:
+        return []
+    bars = []
+    for depth in range(max(counts) + 1):
+        label = f"{depth}+" if depth == MAX_DEPTH_BARS else str(depth)
+        bars.append(Bar(label, counts[depth], tip=f"Depth {label}: {counts[depth]:,} pages"))
+    return bars
+
+
+def bucket_bars(values: Iterable[float], buckets: Sequence[tuple[float, str]]) -> list[Bar]:
+    counts = [0] * len(buckets)
+    for value in values:
+        for index, (upper, _label) in enumerate(buckets):
+            if value < upper:
+                counts[index] += 1
+                break
+    return [
+        Bar(label, n, tip=f"{label}: {n:,} pages")
+        for (_upper, label), n in zip(buckets, counts, strict=True)
+    ]
+
+
+def bar_chart(title: str, bars: Sequence[Bar]) -> str:
+    """An accessible SVG bar chart; an empty one says so."""
+    label = escape(title)
+    if not bars or not any(bar.value for bar in bars):
+        return (
+            f'<svg viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" aria-label="{label}: no data">'
+            f'<text x="{_WIDTH / 2}" y="{_HEIGHT / 2}" text-anchor="middle">No data</text></svg>'
+        )
+    peak = max(bar.value for bar in bars)
+    plot_h = _HEIGHT - _TOP - _BOTTOM
+    slot = (_WIDTH - 2 * _SIDE) / len(bars)
+    width = max(2.0, slot * 0.72)
+    parts = [f'<svg viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" aria-label="{label}">']
+    base_y = _TOP + plot_h
+    for index, bar in enumerate(bars):
+        h = plot_h * bar.value / peak
+        x = _SIDE + index * slot + (slot - width) / 2
+        cx = x + width / 2
+        parts.append(
+            f"<g><title>{escape(bar.tip or f'{bar.label}: {bar.value:,}')}</title>"
+            f'<rect class="{escape(bar.css)}" x="{x:.1f}" y="{base_y - h:.1f}" '
+            f'width="{width:.1f}" height="{h:.1f}" rx="3"/>'
+            f'<text class="v" x="{cx:.1f}" y="{base_y - h - 4:.1f}" text-anchor="middle">'
+            f"{_short(bar.value)}</text>"
+            f'<text x="{cx:.1f}" y="{base_y + 15:.1f}" text-anchor="middle">'
+            f"{escape(bar.label)}</text></g>"
+        )
+    parts.append(
+        f'<line class="axis" x1="{_SIDE}" x2="{_WIDTH - _SIDE}" y1="{base_y}" y2="{base_y}"/></svg>'
+    )
+    return "".join(parts)
+
+
+def _short(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    return f"{n:,}"
