@@ -119,11 +119,13 @@ def audit(
     *,
     slow_threshold_ms: float = DEFAULT_SLOW_MS,
     slow_limit: int = DEFAULT_SLOW_LIMIT,
+    start_url: str | None = None,
 ) -> Audit:
     """Compute the findings of one crawl.
 
     Slow pages are those answering in at least ``slow_threshold_ms``, slowest first, at most
     ``slow_limit`` of them. Title, h1 and meta description checks cover successful HTML pages.
+    ``start_url``, where the crawl began, counts as reached without a link.
     """
     pages = tuple(pages)
     links = tuple(links)
@@ -131,17 +133,18 @@ def audit(
     for page in pages:
         by_key.setdefault(page_key(page.url), page)
     referrers = _referrers(links)
+    checked = _checked_text(pages)
     return Audit(
         broken_links=_broken_links(links, by_key, referrers),
         redirect_chains=_redirect_chains(pages, referrers),
-        missing={name: _missing(pages, name) for name in TEXT_FIELDS},
-        duplicates={name: _duplicates(pages, name) for name in TEXT_FIELDS},
+        missing={name: _missing(checked, name) for name in TEXT_FIELDS},
+        duplicates={name: _duplicates(checked, name) for name in TEXT_FIELDS},
         slow_pages=_slow_pages(pages, slow_threshold_ms, slow_limit),
         slow_threshold_ms=slow_threshold_ms,
-        non_indexable=_non_indexable(pages),
+        non_indexable=_non_indexable(checked),
         has_sitemap=any(page.in_sitemap for page in pages),
-        sitemap_only=_sitemap_only(pages, referrers),
-        links_only=_links_only(pages, referrers),
+        sitemap_only=_sitemap_only(pages, referrers, start_url),
+        links_only=_links_only(pages, checked, referrers),
         images_missing_alt=tuple(
             MissingAlt(image.page_url, image.src)
             for image in images
@@ -211,23 +214,31 @@ def _redirect_chains(
     return tuple(sorted(chains, key=lambda c: (-len(c.hops), -len(c.referrers), c.url)))
 
 
-def _checked_text(pages: tuple[PageRow, ...]) -> Iterable[PageRow]:
-    return (page for page in pages if page.ok and page.is_html)
+def _checked_text(pages: tuple[PageRow, ...]) -> list[PageRow]:
+    """Successful HTML pages, one per document: a URL that redirected to a page crawled in
+    its own right is that page again, and is left out so it does not count twice."""
+    direct = [page for page in pages if page.ok and page.is_html and not page.redirects]
+    seen = {page_key(page.final_url or page.url) for page in direct}
+    for page in pages:
+        if page.ok and page.is_html and page.redirects:
+            key = page_key(page.final_url or page.url)
+            if key not in seen:
+                seen.add(key)
+                direct.append(page)
+    return direct
 
 
-def _missing(pages: tuple[PageRow, ...], name: TextField) -> tuple[str, ...]:
+def _missing(checked: list[PageRow], name: TextField) -> tuple[str, ...]:
     return tuple(
         sorted(
-            page.url
-            for page in _checked_text(pages)
-            if not (value := getattr(page, name)) or not value.strip()
+            page.url for page in checked if not (value := getattr(page, name)) or not value.strip()
         )
     )
 
 
-def _duplicates(pages: tuple[PageRow, ...], name: TextField) -> tuple[DuplicateGroup, ...]:
+def _duplicates(checked: list[PageRow], name: TextField) -> tuple[DuplicateGroup, ...]:
     groups: defaultdict[str, list[str]] = defaultdict(list)
-    for page in _checked_text(pages):
+    for page in checked:
         value = getattr(page, name)
         if value and (text := " ".join(value.split())):
             groups[text].append(page.url)
@@ -249,9 +260,9 @@ def _slow_pages(pages: tuple[PageRow, ...], threshold: float, limit: int) -> tup
     return tuple(slow[:limit])
 
 
-def _non_indexable(pages: tuple[PageRow, ...]) -> tuple[NonIndexablePage, ...]:
+def _non_indexable(checked: list[PageRow]) -> tuple[NonIndexablePage, ...]:
     found = []
-    for page in _checked_text(pages):
+    for page in checked:
         if page.indexable is not False:
             continue
         canonical = page.canonical
@@ -272,19 +283,26 @@ def _linked_from_elsewhere(page: PageRow, referrers: Mapping[str, tuple[Referrer
 
 
 def _sitemap_only(
-    pages: tuple[PageRow, ...], referrers: Mapping[str, tuple[Referrer, ...]]
+    pages: tuple[PageRow, ...],
+    referrers: Mapping[str, tuple[Referrer, ...]],
+    start_url: str | None,
 ) -> tuple[str, ...]:
+    start = None if start_url is None else page_key(start_url)
     return tuple(
         sorted(
             page.url
             for page in pages
-            if page.in_sitemap and not _linked_from_elsewhere(page, referrers)
+            if page.in_sitemap
+            and page_key(page.url) != start
+            and not _linked_from_elsewhere(page, referrers)
         )
     )
 
 
 def _links_only(
-    pages: tuple[PageRow, ...], referrers: Mapping[str, tuple[Referrer, ...]]
+    pages: tuple[PageRow, ...],
+    checked: list[PageRow],
+    referrers: Mapping[str, tuple[Referrer, ...]],
 ) -> tuple[str, ...]:
     """Successful, indexable HTML pages reached by links but absent from the sitemap.
 
@@ -295,7 +313,7 @@ def _links_only(
     return tuple(
         sorted(
             page.url
-            for page in _checked_text(pages)
+            for page in checked
             if not page.in_sitemap
             and page.indexable is not False
             and _linked_from_elsewhere(page, referrers)

@@ -50,6 +50,7 @@ def render_report(
             data.images,
             slow_threshold_ms=slow_threshold_ms,
             slow_limit=slow_limit,
+            start_url=data.meta.base_url,
         )
     tables = build_tables(data, findings)
     css, js = _asset("report.css"), _asset("report.js")
