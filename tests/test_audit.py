@@ -204,7 +204,8 @@ def test_sitemap_versus_links(found: Audit) -> None:
         [PageRow.from_mapping(p) for p in PAGES], [LinkRow.from_mapping(x) for x in LINKS]
     )
     assert unstarted.sitemap_only == (S + "/", S + "/orphan")
-    # /team is linked and missing from the sitemap; /noindex and /canon are not indexable.
+    # /team is linked and missing from the sitemap; /noindex and /canon are not indexable,
+    # /moved redirects.
     assert found.links_only == (S + "/team",)
 
 

@@ -315,6 +315,7 @@ def _links_only(
             page.url
             for page in checked
             if not page.in_sitemap
+            and not page.redirects  # the sitemap should list where it leads, not the URL
             and page.indexable is not False
             and _linked_from_elsewhere(page, referrers)
         )
