@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from ._sitedata import Hop, ImageRow, LinkKind, LinkRow, PageRow
@@ -153,6 +154,7 @@ def audit(
     )
 
 
+@lru_cache(maxsize=1 << 18)  # a crawl names each URL many times (links, referrers, pages)
 def page_key(url: str) -> str:
     """The key that identifies a page: the crawler's dedupe key, or the text if not a URL."""
     return url_key(url) if "://" in url else url

@@ -10,8 +10,8 @@ from html import escape
 
 from .._sitedata import PageRow
 
-_WIDTH = 360
-_HEIGHT = 190
+_WIDTH = 320
+_HEIGHT = 175
 _TOP = 18
 _BOTTOM = 34
 _SIDE = 8
@@ -95,7 +95,7 @@ def bar_chart(title: str, bars: Sequence[Bar]) -> str:
     parts = [f'<svg viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" aria-label="{label}">']
     base_y = _TOP + plot_h
     for index, bar in enumerate(bars):
-        h = plot_h * bar.value / peak
+        h = max(3.0, plot_h * bar.value / peak) if bar.value else 0.0  # a 1 stays visible
         x = _SIDE + index * slot + (slot - width) / 2
         cx = x + width / 2
         parts.append(
