@@ -248,6 +248,9 @@ def test_rows_from_page_records_and_store_rows() -> None:
     row = PageRow.from_mapping(record.to_dict())
     assert row.outgoing_links == (S + "/a", "https://other.test/")
     assert row.ok and row.is_html and row.redirects == ()
+    redirected = Page(url=S + "/old", status=200, redirects=[(S + "/old", 301)], indexable=False)
+    assert PageRow.from_mapping(redirected.to_dict()).redirects == ((S + "/old", 301),)
+    assert PageRow.from_mapping(redirected.to_dict()).indexable is False
     store_row = PageRow.from_mapping(
         {"url": S + "/", "status": "301", "outgoing_links": "a;b", "redirects": [("x", 301)]}
     )
