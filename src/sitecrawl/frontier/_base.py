@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Self
 
 from .._models import Page, Request
 
@@ -41,7 +42,7 @@ class Frontier(ABC):
     #: (the crawler extracts those only then).
     stores_pages: bool = False
 
-    async def __aenter__(self) -> Frontier:
+    async def __aenter__(self) -> Self:
         await self.open()
         return self
 
