@@ -378,8 +378,9 @@ class SqliteFrontier(Frontier):
         """Every stored page, once each, in discovery order (for exports and resumed outputs)."""
         conn = self._connection()
         with self._guard():
+            columns = ", ".join("p." + name for name in _PAGE_COLUMNS.split(", "))
             rows = conn.execute(
-                f"SELECT p.id, u.url, {_PAGE_COLUMNS} FROM pages p JOIN urls u ON u.id = p.id"
+                f"SELECT p.id, u.url, {columns} FROM pages p JOIN urls u ON u.id = p.id"
                 " ORDER BY p.id"
             )
             for row in rows:
