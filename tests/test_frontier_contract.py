@@ -50,7 +50,11 @@ async def test_dedupe_is_on_the_canonical_key(frontier: Frontier) -> None:
     assert await frontier.add(same) == 1
     assert await frontier.add([req("/a"), req("/b")]) == 1
     assert await frontier.add([req("/a?x=1"), req("/a?x=1")]) == 1  # the query counts
-    assert [r.key for r in await drain(frontier)] == ["site.test/a", "site.test/b", "site.test/a?x=1"]
+    assert [r.key for r in await drain(frontier)] == [
+        "site.test/a",
+        "site.test/b",
+        "site.test/a?x=1",
+    ]
     assert await frontier.add([req("/a"), req("/b/")]) == 0  # done keys stay seen
 
 
