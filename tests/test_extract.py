@@ -105,7 +105,7 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
         '<a href="mailto:x@y.z">mail</a><a href="/a#frag">again</a>'
         '<a href="https://other.test/">o</a><a href="">self</a>'
     )
-    data = parse_html(html, "https://site.test/dir/page")
+    data = parse_html(html, "https://site.test/dir/page", anchors=True)
     assert data.links == [
         Link("https://site.test/a", "A bold text", "nofollow"),
         Link("https://site.test/a", "again", None),
@@ -117,3 +117,9 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
         "https://other.test/",
         "https://site.test/dir/page",
     ]
+    assert parse_html(html, "https://site.test/dir/page").outgoing_links == data.outgoing_links
+    from sitecrawl._urls import JoinCache
+
+    joins = JoinCache()
+    for _ in range(2):  # memoized joins give the same links
+        assert parse_html(html, "https://site.test/dir/page", joins, anchors=True) == data
