@@ -98,7 +98,6 @@ def test_charset_order_http_then_meta_then_utf8() -> None:
 
 def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
     from sitecrawl._extract import parse_html
-    from sitecrawl._models import Link
 
     html = (
         '<a href="/a" rel=" nofollow ">A  <b>bold</b>\n text</a>'
@@ -107,10 +106,10 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
     )
     data = parse_html(html, "https://site.test/dir/page", anchors=True)
     assert data.links == [
-        Link("https://site.test/a", "A bold text", "nofollow"),
-        Link("https://site.test/a", "again", None),
-        Link("https://other.test/", "o", None),
-        Link("https://site.test/dir/page", "self", None),
+        ("https://site.test/a", "A bold text", "nofollow"),
+        ("https://site.test/a", "again", None),
+        ("https://other.test/", "o", None),
+        ("https://site.test/dir/page", "self", None),
     ]
     assert data.outgoing_links == [
         "https://site.test/a",

@@ -68,7 +68,7 @@ def crawl(site: ServerThread, state: Path) -> subprocess.Popen[str]:
 
 
 def page_fetches(site: ServerThread) -> list[str]:
-    return [p for p in site.traffic.paths if not p.startswith("/img/")]
+    return [p for p in site.traffic.paths if p == "/" or p.startswith("/p/")]
 
 
 def wait_for_pages(process: subprocess.Popen[str], count: int) -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from servers import ServerThread, expected_paths
 from sitecrawl import AsyncCrawler, ConfigError, Page, Request, crawl_site_async
-from sitecrawl._models import Link
 from sitecrawl.frontier import MemoryFrontier, SqliteFrontier
 
 BASE = "http://site.test/"
@@ -37,10 +36,14 @@ async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
         image_urls=[BASE + "i.png"],
         response_time_ms=1.5,
         size_bytes=99,
+        attempts=2,
+        redirects=[(BASE + "old-a", 301)],
+        in_sitemap=True,
+        indexable=False,
         links=[
-            Link(BASE + "b", "to b", None),
-            Link("https://other.test/", "other", "nofollow noopener"),
-            Link(BASE + "b", "b again", None),
+            (BASE + "b", "to b", None),
+            ("https://other.test/", "other", "nofollow noopener"),
+            (BASE + "b", "b again", None),
         ],
     )
     failed = Page(url=BASE + "c", depth=1, error="timeout")
@@ -96,7 +99,7 @@ async def test_library_state_resumes_and_counts_max_pages_across_runs(
     assert len(second) == 15 and not set(first) & set(second)
     rest = await crawl_site_async(site.url, 4, state=state)
     assert len(first) + len(second) + len(rest) == len(expected_paths(60))
-    page_requests = [p for p in site.traffic.paths if not p.startswith("/img/")]
+    page_requests = [p for p in site.traffic.paths if p == "/" or p.startswith("/p/")]
     assert sorted(page_requests) == sorted(expected_paths(60))  # none fetched twice
     assert await crawl_site_async(site.url, 4, state=state) == {}
 

@@ -27,7 +27,7 @@ def jsonl(path: Path) -> list[dict[str, object]]:
 
 
 def page_fetches(site: ServerThread) -> list[str]:
-    return [p for p in site.traffic.paths if not p.startswith("/img/")]
+    return [p for p in site.traffic.paths if p == "/" or p.startswith("/p/")]
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -65,7 +65,12 @@ def test_state_goes_to_host_file_by_default_and_a_rerun_resumes(
 def test_export_writes_each_page_once_in_every_format(
     site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["crawl", site.url, "--state", "s.db", "-o", "crawl.jsonl", "-q"]) == 0
+    # -p 2: links with their text come back from a parser process too
+    assert main(["crawl", site.url, "--state", "s.db", "-o", "crawl.jsonl", "-q", "-p", "2"]) == 0
+    conn = sqlite3.connect(tmp_path / "s.db")
+    texts = conn.execute("SELECT text FROM links WHERE source = 1 ORDER BY position").fetchall()
+    conn.close()
+    assert texts == [("to 1",), ("to 2",), ("to 0",), ("to 0",), ("external",)]
     outputs = ["x.csv", "x.jsonl", "x.json"]
     assert main(["export", "s.db", *(arg for out in outputs for arg in ("-o", out))]) == 0
     assert "60 pages from s.db" in capsys.readouterr().err

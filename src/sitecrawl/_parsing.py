@@ -6,9 +6,9 @@ parser processes do the parsing.
 
 A parser process is ``python -m sitecrawl._parsing`` on two pipes, speaking length-prefixed
 ``marshal`` frames: ``(body, charset, url, anchors)`` in, the :class:`Extracted` fields out,
-strictly in order. That costs the event loop a few microseconds a page, where ``ProcessPoolExecutor``'s
-pickling, queue threads and wake-ups cost more than the parse it saves on a small page.
-Each process keeps its own :class:`JoinCache`.
+strictly in order. That costs the event loop a few microseconds a page, where
+``ProcessPoolExecutor``'s pickling, queue threads and wake-ups cost more than the parse it
+saves on a small page. Each process keeps its own :class:`JoinCache`.
 """
 
 from __future__ import annotations

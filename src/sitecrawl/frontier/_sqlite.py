@@ -13,7 +13,9 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
             final_url, status, content_type, depth, title, h1, first_paragraph,
             meta_description, canonical,
             image_urls TEXT,                              JSON array
-            response_time_ms, size_bytes, error,          the rest of the page record
+            response_time_ms, size_bytes, error,
+            attempts, redirects TEXT, in_sitemap,         redirects: JSON [[url, status], ...]
+            indexable,                                    the rest of the page record
             links TEXT)                                   JSON [[target, text, rel], ...]
     VIEW links (source, position, target, text, rel)      every link, duplicates included:
                                                           pages.links through json_each()
@@ -87,6 +89,10 @@ CREATE TABLE pages (
     response_time_ms REAL,
     size_bytes INTEGER,
     error TEXT,
+    attempts INTEGER NOT NULL,
+    redirects TEXT NOT NULL,
+    in_sitemap INTEGER NOT NULL,
+    indexable INTEGER,
     links TEXT NOT NULL
 );
 CREATE VIEW links (source, position, target, text, rel) AS
@@ -101,7 +107,8 @@ _LEASE_NEXT = (
 )
 _PAGE_COLUMNS = (
     "final_url, status, content_type, depth, title, h1, first_paragraph, meta_description, "
-    "canonical, image_urls, response_time_ms, size_bytes, error, links"
+    "canonical, image_urls, response_time_ms, size_bytes, error, attempts, redirects, "
+    "in_sitemap, indexable, links"
 )
 
 
@@ -346,7 +353,7 @@ class SqliteFrontier(Frontier):
             else:
                 conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
                 conn.execute(
-                    f"INSERT INTO pages (id, {_PAGE_COLUMNS}) VALUES ({', '.join('?' * 15)})",
+                    f"INSERT INTO pages (id, {_PAGE_COLUMNS}) VALUES ({', '.join('?' * 19)})",
                     (
                         lease,
                         page.final_url,
@@ -362,6 +369,10 @@ class SqliteFrontier(Frontier):
                         page.response_time_ms,
                         page.size_bytes,
                         page.error,
+                        page.attempts,
+                        _dumps(page.redirects),
+                        page.in_sitemap,
+                        page.indexable,
                         _dumps(page.links),
                     ),
                 )
@@ -388,7 +399,7 @@ class SqliteFrontier(Frontier):
                 " ORDER BY p.id"
             )
             for row in rows:
-                links = [Link(*link) for link in json.loads(row[15])]
+                links: list[Link] = [tuple(link) for link in json.loads(row[19])]
                 yield Page(
                     url=row[1],
                     final_url=row[2],
@@ -400,11 +411,15 @@ class SqliteFrontier(Frontier):
                     first_paragraph=row[8],
                     meta_description=row[9],
                     canonical=row[10],
-                    outgoing_links=list(dict.fromkeys(link.url for link in links)),
+                    outgoing_links=list(dict.fromkeys(link[0] for link in links)),
                     image_urls=json.loads(row[11]),
                     response_time_ms=row[12],
                     size_bytes=row[13],
                     error=row[14],
+                    attempts=row[15],
+                    redirects=[(url, status) for url, status in json.loads(row[16])],
+                    in_sitemap=bool(row[17]),
+                    indexable=None if row[18] is None else bool(row[18]),
                     links=links,
                 )
 
