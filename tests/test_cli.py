@@ -18,6 +18,12 @@ from sitecrawl.sinks import CSV_COLUMNS
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``crawl`` writes ./<host>.sitecrawl.db: keep it out of the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 def test_crawl_writes_jsonl_csv_and_json(
     site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -115,6 +121,7 @@ def test_subprocess_smoke(site: ServerThread, tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=tmp_path,
         env=checkout_env(),
     )
     assert result.returncode == 0, result.stderr

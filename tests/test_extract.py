@@ -94,3 +94,31 @@ def test_charset_order_http_then_meta_then_utf8() -> None:
     assert decode_html(latin) == "café"  # undeclared, not UTF-8: the detector reads cp1252
     assert decode_html(b"\xef\xbb\xbfhi", "latin-1") == "hi"
     assert sniff_charset(b"x", "no-such-charset") == "utf-8"
+
+
+def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
+    from sitecrawl._extract import parse_html
+
+    html = (
+        '<a href="/a" rel=" nofollow ">A  <b>bold</b>\n text</a>'
+        '<a href="mailto:x@y.z">mail</a><a href="/a#frag">again</a>'
+        '<a href="https://other.test/">o</a><a href="">self</a>'
+    )
+    data = parse_html(html, "https://site.test/dir/page", anchors=True)
+    assert data.links == [
+        ("https://site.test/a", "A bold text", "nofollow"),
+        ("https://site.test/a", "again", None),
+        ("https://other.test/", "o", None),
+        ("https://site.test/dir/page", "self", None),
+    ]
+    assert data.outgoing_links == [
+        "https://site.test/a",
+        "https://other.test/",
+        "https://site.test/dir/page",
+    ]
+    assert parse_html(html, "https://site.test/dir/page").outgoing_links == data.outgoing_links
+    from sitecrawl._urls import JoinCache
+
+    joins = JoinCache()
+    for _ in range(2):  # memoized joins give the same links
+        assert parse_html(html, "https://site.test/dir/page", joins, anchors=True) == data

@@ -333,8 +333,12 @@ async def test_adaptive_backoff_halves_the_slot_on_503(serve: ServeFn) -> None:
 
 
 def test_cli_flags_reach_the_crawl(
-    serve: ServeFn, capsys: pytest.CaptureFixture[str], tmp_path: Any
+    serve: ServeFn,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the crawl's ./<host>.sitecrawl.db goes there
     server = serve(fault_app("User-agent: *\nCrawl-delay: 9\n", links=["/orphan/1", "/nf/x"]))
     out = tmp_path / "pages.jsonl"
     argv = ["crawl", server.url, "-o", str(out), "--max-crawl-delay", "0.05", "--per-host", "1"]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ProtocolError,
         RedirectOutOfScope,
         SitecrawlError,
+        StateError,
         TooManyRedirects,
     )
     from ._extract import (
@@ -61,6 +62,7 @@ _LAZY = {
     "RedirectOutOfScope": "._exceptions",
     "Request": "._models",
     "SitecrawlError": "._exceptions",
+    "StateError": "._exceptions",
     "Timeouts": "._config",
     "TooManyRedirects": "._exceptions",
     "crawl_site_async": "._crawler",
@@ -91,6 +93,7 @@ __all__ = [
     "RedirectOutOfScope",
     "Request",
     "SitecrawlError",
+    "StateError",
     "Timeouts",
     "TooManyRedirects",
     "__version__",

@@ -1,7 +1,10 @@
 """Command line: arguments -> config -> one ``asyncio`` run; exit codes. No crawl logic.
 
-Exit codes: 0 done; 1 fatal (the start page could not be crawled); 2 bad usage; 130 stopped
-by Ctrl-C (what was crawled is still written).
+Exit codes: 0 done; 1 fatal (the start page could not be crawled); 2 bad usage or a state
+file that cannot be used; 130 stopped by Ctrl-C (what was crawled is still written).
+
+``crawl`` keeps its state in ``./<host>.sitecrawl.db`` unless told otherwise, so running the
+same command again resumes; ``export`` writes a state file's pages out.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._config import CrawlConfig
     from ._models import Page
+    from .frontier import SqliteFrontier
     from .sinks import Sink
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -183,8 +187,30 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="processes to use: 1 parses on the event loop, N adds N-1 parser processes",
     )
+    crawl.add_argument(
+        "--state",
+        metavar="PATH",
+        help="keep the crawl's state in PATH (default ./<host>.sitecrawl.db); rerun to resume",
+    )
+    crawl.add_argument(
+        "--no-state", action="store_true", help="keep everything in memory (no resume)"
+    )
+    crawl.add_argument(
+        "--fresh", action="store_true", help="start over: forget what the state file holds"
+    )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     _add_politeness(crawl)
+    export = commands.add_parser("export", help="write the pages of a crawl's state file")
+    export.add_argument("state", metavar="STATE", help="a state file written by 'crawl'")
+    export.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="write pages to FILE (.csv, .jsonl, .json; - for JSONL on stdout); repeatable",
+    )
+    export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     return parser
 
 
@@ -195,9 +221,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"sitecrawl: error: {exc} (see sitecrawl --help)", file=sys.stderr)
         return EXIT_USAGE
+    from ._exceptions import StateError
+
     try:
-        return _crawl_command(args)
-    except UsageError as exc:
+        return _export_command(args) if args.command == "export" else _crawl_command(args)
+    except (UsageError, StateError) as exc:
         print(f"sitecrawl: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -212,8 +240,10 @@ def _crawl_command(args: argparse.Namespace) -> int:
     from ._exceptions import SitecrawlError
     from ._urls import parse_base_url
 
+    if args.no_state and (args.state or args.fresh):
+        raise UsageError("--no-state cannot be combined with --state or --fresh")
     try:
-        parse_base_url(args.url)
+        base_url = parse_base_url(args.url)
         config = CrawlConfig(
             base_url=args.url,
             limits=Limits(
@@ -241,12 +271,47 @@ def _crawl_command(args: argparse.Namespace) -> int:
         )
     except SitecrawlError as exc:
         raise UsageError(str(exc)) from None
+    state = None
+    if not args.no_state:
+        from .frontier import SqliteFrontier
+
+        path = args.state or default_state_path(base_url)
+        state = SqliteFrontier(path, base_url=base_url, fresh=args.fresh)
     sinks = _open_sinks(args.output)
     try:
-        return _run(_crawl(config, sinks, quiet=args.quiet))
+        return _run(_crawl(config, sinks, state, quiet=args.quiet))
     finally:
         for sink in sinks:
             sink.close()
+
+
+def default_state_path(base_url: str) -> str:
+    """``<host>.sitecrawl.db`` in the current directory (``:`` of a port becomes ``_``)."""
+    from ._urls import split_host
+
+    return split_host(base_url).replace(":", "_") + ".sitecrawl.db"
+
+
+def _export_command(args: argparse.Namespace) -> int:
+    from .frontier import SqliteFrontier
+
+    async def export() -> int:
+        count = 0
+        async with SqliteFrontier(args.state, create=False) as store:
+            sinks = _open_sinks(args.output)
+            try:
+                for page in store.pages():
+                    for sink in sinks:
+                        sink.write(page)
+                    count += 1
+            finally:
+                for sink in sinks:
+                    sink.close()
+        if not args.quiet:
+            print(f"{count:,} pages from {args.state}", file=sys.stderr)
+        return EXIT_OK
+
+    return _run(export())
 
 
 def _open_sinks(paths: Sequence[str]) -> list[Sink]:
@@ -277,7 +342,9 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
         return runner.run(coro)
 
 
-async def _crawl(config: CrawlConfig, sinks: list[Sink], *, quiet: bool) -> int:
+async def _crawl(
+    config: CrawlConfig, sinks: list[Sink], state: SqliteFrontier | None, *, quiet: bool
+) -> int:
     from contextlib import AsyncExitStack
 
     from ._crawler import AsyncCrawler
@@ -291,7 +358,9 @@ async def _crawl(config: CrawlConfig, sinks: list[Sink], *, quiet: bool) -> int:
         if page.depth == 0 and page.error is not None:
             base_failure.append(page)
 
-    crawler = AsyncCrawler(config.base_url, config=config, on_page=on_page, keep_pages=False)
+    crawler = AsyncCrawler(
+        config.base_url, config=config, frontier=state, on_page=on_page, keep_pages=False
+    )
     main_task = asyncio.current_task()
 
     def on_sigint() -> None:
@@ -310,6 +379,8 @@ async def _crawl(config: CrawlConfig, sinks: list[Sink], *, quiet: bool) -> int:
     try:
         async with AsyncExitStack() as stack:
             await stack.enter_async_context(crawler)
+            if state is not None:
+                await _resume(state, sinks, quiet=quiet)
             if not quiet and sys.stderr.isatty():
                 await stack.enter_async_context(LiveProgress(crawler))
             try:
@@ -322,9 +393,31 @@ async def _crawl(config: CrawlConfig, sinks: list[Sink], *, quiet: bool) -> int:
     if not quiet:
         print(summary(crawler.stats), file=sys.stderr)
     if interrupted:
+        if state is not None and not quiet:
+            print(
+                f"interrupted: run the same command again to resume ({state.path})", file=sys.stderr
+            )
         return EXIT_INTERRUPTED
     if base_failure and crawler.stats.pages == 1:
         page = base_failure[0]
         print(f"sitecrawl: error: could not crawl {page.url}: {page.error}", file=sys.stderr)
         return EXIT_FATAL
     return EXIT_OK
+
+
+async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> None:
+    """Say where the state lives; on a resume, first write the pages of earlier runs so every
+    output holds the whole crawl, each page once."""
+    stats = await state.stats()
+    if not quiet:
+        line = f"state: {state.path}"
+        if stats.done:
+            line += (
+                f" (resuming: {stats.done:,} pages done, {stats.queued:,} queued"
+                f", {state.reclaimed:,} in flight when the last run stopped)"
+            )
+        print(line, file=sys.stderr)
+    if stats.done and sinks:
+        for page in state.pages():
+            for sink in sinks:
+                sink.write(page)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from typing import Any
 import aiohttp
 
 from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Timeouts
-from ._exceptions import BlockedByRobots, HTTPStatusError, NotHTMLError
+from ._exceptions import BlockedByRobots, ConfigError, HTTPStatusError, NotHTMLError
 from ._extract import decode_html
 from ._fetcher import Fetcher
 from ._models import Page, Request
@@ -33,7 +34,7 @@ from ._robots import RobotsCache, RobotsRules, product_token
 from ._sitemaps import discover
 from ._throttle import Throttle
 from ._urls import Scope, ScopeCache, TrapGuard, parse_base_url, split_host, url_key
-from .frontier import Frontier, MemoryFrontier
+from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 
 PageHook = Callable[[Page], None]
 
@@ -49,6 +50,7 @@ class CrawlStats:
     sitemap_urls: int = 0
     dropped_links: int = 0  # not queued: too long, or too many query variants of one path
     notes: list[str] = field(default_factory=list)
+    resumed: int = 0  # pages done by earlier runs of a durable frontier
     statuses: Counter[int | None] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -65,6 +67,10 @@ class CrawlStats:
 
 class AsyncCrawler:
     """Crawl one site. ``async with AsyncCrawler(url) as crawler: pages = await crawler.crawl()``.
+
+    ``state`` (a file path) keeps the frontier and every page in SQLite, so that running the
+    same crawl again resumes it; by default everything lives in memory. Either way
+    ``page_data`` holds this run's pages (``keep_pages=False``: none).
 
     The course's attributes are kept: ``base_url``, ``base_domain``, ``page_data`` (normalized
     URL -> page dict), ``lock``, ``max_concurrency``, ``semaphore`` and ``session`` (the
@@ -87,6 +93,7 @@ class AsyncCrawler:
         on_page: PageHook | None = None,
         on_error: PageHook | None = None,
         keep_pages: bool = True,
+        state: str | os.PathLike[str] | None = None,
     ) -> None:
         if config is None:
             config = CrawlConfig(
@@ -107,10 +114,17 @@ class AsyncCrawler:
         self.page_data: dict[str, dict[str, Any]] = {}
         self.lock = asyncio.Lock()
         self.semaphore = asyncio.Semaphore(self.max_concurrency)
-        self.frontier: Frontier = frontier if frontier is not None else MemoryFrontier()
+        if frontier is not None and state is not None:
+            raise ConfigError("pass either frontier= or state=, not both")
+        if frontier is None:
+            frontier = (
+                MemoryFrontier() if state is None else SqliteFrontier(state, base_url=self.base_url)
+            )
+        self.frontier: Frontier = frontier
         self.stats = CrawlStats()
         self._fetcher = Fetcher(config, self.scope)
-        self._parser = Parser(config.processes)
+        # A frontier that stores pages gets each link's text and rel too.
+        self._parser = Parser(config.processes, anchors=frontier.stores_pages)
         self._resources = contextlib.AsyncExitStack()
         self._targets = ScopeCache(self.scope)
         politeness = config.politeness
@@ -216,6 +230,8 @@ class AsyncCrawler:
         await self.frontier.add([Request(url=self.base_url, key=url_key(self.base_url))])
         if self.config.politeness.sitemaps:
             await self._seed_sitemaps()
+        # A resumed crawl: max_pages counts the pages of earlier runs too.
+        self.stats.resumed = self._started = (await self.frontier.stats()).done
         try:
             async with asyncio.TaskGroup() as workers:
                 for _ in range(self.max_concurrency):
@@ -250,11 +266,12 @@ class AsyncCrawler:
                     await asyncio.wait_for(wake.wait(), frontier.poll_interval)
                 continue
             self._in_flight += 1
+            page = None  # stays None when the fetch is abandoned: the frontier requeues it
             try:
-                await self._crawl_request(request)
+                page = await self._crawl_request(request)
             finally:
                 self._in_flight -= 1
-                await frontier.mark_done(request)
+                await frontier.mark_done(request, page)
                 if self._in_flight == 0:
                     self._notify()
 

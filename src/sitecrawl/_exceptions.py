@@ -5,6 +5,9 @@
     SitecrawlError                 root: catch this to catch everything sitecrawl raises
     ├── InvalidURL                 a URL that cannot be parsed or is not http(s) (also a ValueError)
     ├── ConfigError                a bad option value (also a ValueError)
+    ├── StateError                 a crawl state file sitecrawl cannot use: corrupt, locked by a
+    │                              running crawl, not a sitecrawl file, a newer schema, made for
+    │                              another site; carries ``path=``
     └── FetchError                 one page could not be fetched; carries ``url=``
         ├── HTTPStatusError        the server answered with status >= 400; carries ``status=``
         ├── NotHTMLError           the body is not HTML; carries ``content_type=``
@@ -34,6 +37,14 @@ class InvalidURL(SitecrawlError, ValueError):
 
 class ConfigError(SitecrawlError, ValueError):
     """An option has a value sitecrawl cannot use."""
+
+
+class StateError(SitecrawlError):
+    """The state file at ``path`` cannot be used; it was left as it was."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class FetchError(SitecrawlError):

@@ -13,6 +13,7 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from ._models import Link
 from ._urls import JoinCache, join, resolve_all
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
@@ -38,6 +39,9 @@ class Extracted:
     follow_links: list[str] = field(default_factory=list)
     #: The ``content`` of ``<meta name="robots">`` (``noindex``, ``nofollow``, ...).
     robots_meta: str | None = None
+    #: Every http(s) ``<a href>`` as (url, text, rel), duplicates included; ``outgoing_links``
+    #: is its URLs, first occurrence of each.
+    links: list[Link] = field(default_factory=list)
 
 
 def _clean(text: str) -> str:
@@ -146,12 +150,15 @@ def decode_html(body: bytes, http_charset: str | None = None) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def parse_html(html: str, page_url: str, joins: JoinCache | None = None) -> Extracted:
+def parse_html(
+    html: str, page_url: str, joins: JoinCache | None = None, *, anchors: bool = False
+) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
     against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
 
     ``page_url`` must be a canonical href. A crawl passes one :class:`JoinCache` for all its
-    pages; without one, every link is resolved afresh."""
+    pages; without one, every link is resolved afresh. ``anchors`` also fills
+    :attr:`Extracted.links` (each link's text and rel, for a page store), from the same tree."""
     tree = LexborHTMLParser(html)
     head = tree.head or tree
     base = page_url
@@ -163,6 +170,7 @@ def parse_html(html: str, page_url: str, joins: JoinCache | None = None) -> Extr
     canonical = _attr(head.css_first('link[rel~="canonical" i][href]'), "href")
     hrefs, followed = _links(tree)
     outgoing_links = resolve(base, hrefs)
+    links = _anchor_links(tree, base, joins) if anchors else []
     return Extracted(
         title=_text(tree.css_first("title")),
         h1=_text(tree.css_first("h1")),
@@ -173,7 +181,26 @@ def parse_html(html: str, page_url: str, joins: JoinCache | None = None) -> Extr
         image_urls=resolve(base, _attrs(tree, "img", "src")),
         follow_links=outgoing_links if followed is None else resolve(base, followed),
         robots_meta=_attr(head.css_first('meta[name="robots" i]'), "content"),
+        links=links,
     )
+
+
+def _anchor_links(tree: LexborHTMLParser, base: str, joins: JoinCache | None) -> list[Link]:
+    """Each ``<a href>`` resolving to http(s), with its text and rel, in document order."""
+    anchors: list[tuple[LexborNode, str | None]] = []
+    hrefs: list[str] = []
+    for node in tree.tags("a"):
+        attributes = node.attributes
+        href = attributes.get("href")
+        if href is not None:
+            anchors.append((node, attributes.get("rel")))
+            hrefs.append(href)
+    urls = joins.join_each(base, hrefs) if joins is not None else [join(base, h) for h in hrefs]
+    return [
+        (url, _clean(node.text()), rel.strip() if rel else None)
+        for url, (node, rel) in zip(urls, anchors, strict=True)
+        if url is not None
+    ]
 
 
 def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:

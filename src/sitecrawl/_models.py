@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, TypeAlias
+
+#: One ``<a href>`` of a page, in document order: (resolved absolute URL, anchor text with
+#: whitespace collapsed, ``rel`` attribute or None). A plain tuple: it crosses the parser
+#: processes' ``marshal`` pipe and binds to SQL parameters as it is.
+Link: TypeAlias = tuple[str, str, str | None]
 
 
 @dataclass(slots=True)
@@ -48,6 +53,9 @@ class Page:
     redirects: list[tuple[str, int]] = field(default_factory=list)
     in_sitemap: bool = False
     indexable: bool | None = None
+    #: Every link with its anchor text and rel, duplicates included (what a page store keeps).
+    #: Not part of the record: ``to_dict`` and the sinks leave it out.
+    links: list[Link] = field(default_factory=list, repr=False, metadata={"record": False})
 
     @property
     def ok(self) -> bool:
@@ -58,4 +66,5 @@ class Page:
         return {name: getattr(self, name) for name in PAGE_FIELDS}
 
 
-PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page))
+#: The fields of a page record, in output order (``links`` is not one of them).
+PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page) if f.metadata.get("record", True))

@@ -240,6 +240,7 @@ class PageJob:
         page.canonical = data.canonical
         page.outgoing_links = data.outgoing_links
         page.image_urls = data.image_urls
+        page.links = data.links
         directives = page_directives(data.robots_meta, response.robots_tag, self._token)
         page.indexable = not directives.noindex
         if response.truncated:

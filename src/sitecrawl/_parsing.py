@@ -5,10 +5,10 @@ inline; with ``processes=N`` the event loop keeps the network and bookkeeping an
 parser processes do the parsing.
 
 A parser process is ``python -m sitecrawl._parsing`` on two pipes, speaking length-prefixed
-``marshal`` frames: ``(body, charset, url)`` in, the :class:`Extracted` fields out, strictly in
-order. That costs the event loop a few microseconds a page, where ``ProcessPoolExecutor``'s
-pickling, queue threads and wake-ups cost more than the parse it saves on a small page.
-Each process keeps its own :class:`JoinCache`.
+``marshal`` frames: ``(body, charset, url, anchors)`` in, the :class:`Extracted` fields out,
+strictly in order. That costs the event loop a few microseconds a page, where
+``ProcessPoolExecutor``'s pickling, queue threads and wake-ups cost more than the parse it
+saves on a small page. Each process keeps its own :class:`JoinCache`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ _joins = JoinCache()  # one per process
 _LENGTH = struct.Struct("!I")
 
 
-def parse_body(body: bytes, charset: str | None, url: str) -> Extracted:
-    """Decode and parse one HTML body (runs in whichever process calls it)."""
-    return parse_html(decode_html(body, charset), url, _joins)
+def parse_body(body: bytes, charset: str | None, url: str, anchors: bool = False) -> Extracted:
+    """Decode and parse one HTML body (runs in whichever process calls it); ``anchors``:
+    also each link's text and rel (:attr:`Extracted.links`)."""
+    return parse_html(decode_html(body, charset), url, _joins, anchors=anchors)
 
 
 class _ParserProcess:
@@ -43,10 +44,10 @@ class _ParserProcess:
         self.pending: deque[asyncio.Future[Extracted]] = deque()
         self.reader = asyncio.create_task(self._read_answers())
 
-    async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
+    async def parse(self, body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
         stdin = self.process.stdin
         assert stdin is not None
-        frame = marshal.dumps((body, charset, url))
+        frame = marshal.dumps((body, charset, url, anchors))
         future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
         stdin.write(_LENGTH.pack(len(frame)) + frame)
@@ -87,8 +88,9 @@ def _child_env() -> dict[str, str]:
 class Parser:
     """``async with Parser(processes) as parser: data = await parser.parse(body, cs, url)``."""
 
-    def __init__(self, processes: int = 1) -> None:
+    def __init__(self, processes: int = 1, *, anchors: bool = False) -> None:
         self.processes = processes
+        self.anchors = anchors
         self._children: list[_ParserProcess] = []
 
     async def __aenter__(self) -> Parser:
@@ -115,17 +117,17 @@ class Parser:
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
         if not self._children:
-            return parse_body(body, charset, url)
+            return parse_body(body, charset, url, self.anchors)
         child = min(self._children, key=lambda c: len(c.pending))
-        return await child.parse(body, charset, url)
+        return await child.parse(body, charset, url, self.anchors)
 
 
 def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     """The child's loop: read a frame, parse, answer; until the parent closes the pipe."""
     while header := stdin.read(_LENGTH.size):
         (size,) = _LENGTH.unpack(header)
-        body, charset, url = marshal.loads(stdin.read(size))
-        answer = marshal.dumps(astuple(parse_body(body, charset, url)))
+        body, charset, url, anchors = marshal.loads(stdin.read(size))
+        answer = marshal.dumps(astuple(parse_body(body, charset, url, anchors)))
         stdout.write(_LENGTH.pack(len(answer)) + answer)
         stdout.flush()
 

@@ -16,6 +16,8 @@ def summary(stats: CrawlStats) -> str:
     parts = [
         f"{stats.pages:,} pages in {stats.elapsed:.1f} s ({stats.pages_per_second:,.1f} pages/s)"
     ]
+    if stats.resumed:
+        parts[0] = f"resumed after {stats.resumed:,} pages: " + parts[0]
     statuses = sorted(stats.statuses.items(), key=lambda item: (item[0] is None, item[0] or 0))
     parts += [f"{status or 'no response'}: {count:,}" for status, count in statuses]
     parts.append(f"errors: {stats.errors:,}")

@@ -178,13 +178,16 @@ class JoinCache:
 
     def resolve_all(self, base: str, hrefs: Iterable[str]) -> list[str]:
         """:func:`resolve_all`, memoized."""
+        return list(dict.fromkeys(url for url in self.join_each(base, hrefs) if url is not None))
+
+    def join_each(self, base: str, hrefs: Iterable[str]) -> list[str | None]:
+        """:func:`join` of each reference against ``base``, in order, memoized."""
         memo = self._memo
         if len(memo) > self._max:
             memo.clear()
         directory = base_directory(base)
         origin = directory[: directory.find("/", directory.index("://") + 3)]
-        seen: set[str] = set()
-        out: list[str] = []
+        out: list[str | None] = []
         for raw in hrefs:
             memo_key = _memo_key(raw, directory, origin)
             if memo_key is None:
@@ -194,9 +197,7 @@ class JoinCache:
                     url = memo[memo_key]
                 except KeyError:
                     url = memo[memo_key] = join(base, raw)
-            if url is not None and url not in seen:
-                seen.add(url)
-                out.append(url)
+            out.append(url)
         return out
 
 

@@ -2,5 +2,6 @@
 
 from ._base import Frontier, FrontierStats
 from ._memory import MemoryFrontier
+from ._sqlite import SqliteFrontier
 
-__all__ = ["Frontier", "FrontierStats", "MemoryFrontier"]
+__all__ = ["Frontier", "FrontierStats", "MemoryFrontier", "SqliteFrontier"]

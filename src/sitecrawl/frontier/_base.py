@@ -2,6 +2,10 @@
 
 A frontier owns three things: the *seen set* (dedupe on :attr:`Request.key`), the *queue*
 (breadth-first: lower depth first) and the *leases* of requests handed out but not yet done.
+A lease ends with :meth:`mark_done`: with the page, the request is done (a durable backend
+stores the page in the same transaction, so "done" and "recorded" never disagree); without one,
+the request goes back to the queue. Leases a dead process left behind are put back in the
+queue when a durable backend is opened again.
 The crawler only ever calls these methods, so a backend (memory, SQLite, Redis) plugs in by
 implementing them; one parametrized test suite holds every backend to the same behaviour.
 """
@@ -12,15 +16,19 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Self
 
-from .._models import Request
+from .._models import Page, Request
 
 
 @dataclass(frozen=True, slots=True)
 class FrontierStats:
+    """``done`` counts pages finished in every run a durable backend remembers."""
+
     seen: int
     queued: int
     in_flight: int
+    done: int = 0
 
 
 class Frontier(ABC):
@@ -30,7 +38,11 @@ class Frontier(ABC):
     #: None when every change comes through this process (then they wait for a wake-up).
     poll_interval: float | None = None
 
-    async def __aenter__(self) -> Frontier:
+    #: True when :meth:`mark_done` stores the page, links with anchor text and rel included
+    #: (the crawler extracts those only then).
+    stores_pages: bool = False
+
+    async def __aenter__(self) -> Self:
         await self.open()
         return self
 
@@ -61,8 +73,9 @@ class Frontier(ABC):
         """Lease the next request (lowest depth first), or None when none is queued now."""
 
     @abstractmethod
-    async def mark_done(self, request: Request) -> None:
-        """End the lease of a request handed out by :meth:`next`."""
+    async def mark_done(self, request: Request, page: Page | None = None) -> None:
+        """End the lease of a request handed out by :meth:`next`: done with its ``page``, or,
+        with None (its fetch was abandoned), back in the queue ahead of its depth."""
 
     @abstractmethod
     async def is_finished(self) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
-from .._models import Request
+from .._models import Page, Request
 from ._base import Frontier, FrontierStats
 
 
 class MemoryFrontier(Frontier):
     """Layout: ``_seen`` (set of keys); ``_queues[d]`` (deque of requests at depth ``d``);
-    ``_low`` (lowest depth that may be non-empty); ``_leased`` (count of open leases)."""
+    ``_low`` (lowest depth that may be non-empty); ``_leased`` and ``_done`` (counts).
+    Pages are not kept: the crawler's ``page_data`` and the sinks have them."""
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
@@ -19,19 +20,23 @@ class MemoryFrontier(Frontier):
         self._low = 0
         self._queued = 0
         self._leased = 0
+        self._done = 0
+
+    def _queue(self, depth: int) -> deque[Request]:
+        queues = self._queues
+        while len(queues) <= depth:
+            queues.append(deque())
+        self._low = min(self._low, depth)
+        return queues[depth]
 
     async def add(self, requests: Sequence[Request]) -> int:
-        seen, queues = self._seen, self._queues
+        seen = self._seen
         added = 0
         for request in requests:
             if request.key in seen:
                 continue
             seen.add(request.key)
-            depth = request.depth
-            while len(queues) <= depth:
-                queues.append(deque())
-            queues[depth].append(request)
-            self._low = min(self._low, depth)
+            self._queue(request.depth).append(request)
             added += 1
         self._queued += added
         return added
@@ -52,11 +57,18 @@ class MemoryFrontier(Frontier):
         self._leased += 1
         return queues[self._low].popleft()
 
-    async def mark_done(self, request: Request) -> None:
+    async def mark_done(self, request: Request, page: Page | None = None) -> None:
         self._leased -= 1
+        if page is None:
+            self._queue(request.depth).appendleft(request)
+            self._queued += 1
+        else:
+            self._done += 1
 
     async def is_finished(self) -> bool:
         return not self._queued and not self._leased
 
     async def stats(self) -> FrontierStats:
-        return FrontierStats(seen=len(self._seen), queued=self._queued, in_flight=self._leased)
+        return FrontierStats(
+            seen=len(self._seen), queued=self._queued, in_flight=self._leased, done=self._done
+        )

@@ -1,0 +1,431 @@
+"""SQLite frontier and page store: one file holds a crawl's whole state, so it survives a crash.
+
+Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 1)::
+
+    meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version
+    urls   (id INTEGER PRIMARY KEY,                       discovery order
+            key TEXT UNIQUE NOT NULL,                     url_key(): the seen set
+            url TEXT,                                     NULL for keys only claimed
+            depth INTEGER NOT NULL,
+            state INTEGER NOT NULL)                       0 queued, 1 leased, 2 done, 3 claimed
+           INDEX urls_queue (depth, id) WHERE state = 0   the queue, breadth-first
+    pages  (id INTEGER PRIMARY KEY,                       = urls.id of the page's request
+            final_url, status, content_type, depth, title, h1, first_paragraph,
+            meta_description, canonical,
+            image_urls TEXT,                              JSON array
+            response_time_ms, size_bytes, error,
+            attempts, redirects TEXT, in_sitemap,         redirects: JSON [[url, status], ...]
+            indexable,                                    the rest of the page record
+            links TEXT)                                   JSON [[target, text, rel], ...]
+    VIEW links (source, position, target, text, rel)      every link, duplicates included:
+                                                          pages.links through json_each()
+
+A page's links are one JSON array in its row, not one row each: a page is one insert however
+many links it has (rows cost ~2 µs apiece and a B-tree entry), and the ``links`` view still
+answers ``SELECT target, text FROM links WHERE rel LIKE '%nofollow%'``. ``outgoing_links`` are
+the links' distinct targets in order, so they are not stored twice. A page is written in
+:meth:`~SqliteFrontier.mark_done`, in the transaction that marks its URL done: after any crash,
+a URL is done exactly when its page is stored.
+
+Durability: WAL with ``synchronous = NORMAL`` (a commit is an append to the WAL, no fsync; a
+killed process loses nothing committed, a power cut at most the last commits; the fsyncs come
+with checkpoints, every ~40 MB of WAL). Writes collect
+in one open transaction that is committed when ``commit_interval`` seconds have passed since the
+last commit (0, the default: at the end of every page) and whenever the queue runs dry.
+
+The file is opened with ``locking_mode = EXCLUSIVE``: while a crawl runs, no other process can
+open it, and the OS drops the lock when the process dies, so leases found on opening belong to a
+dead run and go back to the queue. The connection is used from the event loop's thread: each
+call is a few index lookups in SQLite's page cache, cheaper than a hop to a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from .._exceptions import StateError
+from .._models import Link, Page, Request
+from .._urls import url_key
+from .._version import __version__
+from ._base import Frontier, FrontierStats
+
+APPLICATION_ID = 0x53435257  # "SCRW"
+SCHEMA_VERSION = 1
+_QUEUED, _LEASED, _DONE, _CLAIMED = 0, 1, 2, 3
+_LOCK_TIMEOUT = 0.2  # seconds to wait for a lock before calling the file busy
+_CACHE_KIB = 32 * 1024  # SQLite's page cache: bounded, whatever the number of URLs
+# Checkpoint (copy the WAL into the file, with an fsync) every ~40 MB of WAL instead of SQLite's
+# 4 MB: with a commit per page, checkpoints and their fsyncs were the largest cost.
+_CHECKPOINT_PAGES = 10_000
+
+_SCHEMA = """
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE urls (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    url TEXT,
+    depth INTEGER NOT NULL,
+    state INTEGER NOT NULL
+);
+CREATE INDEX urls_queue ON urls (depth, id) WHERE state = 0;
+CREATE TABLE pages (
+    id INTEGER PRIMARY KEY,
+    final_url TEXT,
+    status INTEGER,
+    content_type TEXT,
+    depth INTEGER NOT NULL,
+    title TEXT,
+    h1 TEXT,
+    first_paragraph TEXT,
+    meta_description TEXT,
+    canonical TEXT,
+    image_urls TEXT NOT NULL,
+    response_time_ms REAL,
+    size_bytes INTEGER,
+    error TEXT,
+    attempts INTEGER NOT NULL,
+    redirects TEXT NOT NULL,
+    in_sitemap INTEGER NOT NULL,
+    indexable INTEGER,
+    links TEXT NOT NULL
+);
+CREATE VIEW links (source, position, target, text, rel) AS
+    SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+           json_extract(j.value, '$[2]')
+    FROM pages AS p, json_each(p.links) AS j;
+"""
+_LEASE_NEXT = (
+    "UPDATE urls SET state = 1 WHERE id ="
+    " (SELECT id FROM urls WHERE state = 0 ORDER BY depth, id LIMIT 1)"
+    " RETURNING id, key, url, depth"
+)
+_PAGE_COLUMNS = (
+    "final_url, status, content_type, depth, title, h1, first_paragraph, meta_description, "
+    "canonical, image_urls, response_time_ms, size_bytes, error, attempts, redirects, "
+    "in_sitemap, indexable, links"
+)
+
+
+class SqliteFrontier(Frontier):
+    """A durable frontier and page store in one SQLite file at ``path``.
+
+    ``base_url`` binds a new file to a crawl and is checked against an existing one (another
+    site's state is refused); None skips the check (export). ``fresh`` empties an existing
+    state file first; ``create=False`` refuses a missing one. Every problem with the file
+    raises :class:`~sitecrawl.StateError` and leaves the file as it was.
+    """
+
+    stores_pages = True
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        base_url: str | None = None,
+        fresh: bool = False,
+        create: bool = True,
+        commit_interval: float = 0.0,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.base_url = base_url
+        self._fresh = fresh
+        self._create = create
+        self._commit_interval = commit_interval
+        self._conn: sqlite3.Connection | None = None
+        self._leases: dict[str, int] = {}
+        self._seen = self._queued = self._done = 0
+        self._last_commit = 0.0
+        #: Leases of a dead run put back in the queue by :meth:`open`.
+        self.reclaimed = 0
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if not self._create and not os.path.isfile(self.path):
+            raise StateError(f"no such state file: {self.path}", path=self.path)
+        try:
+            conn = sqlite3.connect(self.path, timeout=_LOCK_TIMEOUT, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StateError(f"cannot open state file {self.path}: {exc}", path=self.path) from exc
+        try:
+            with self._guard():
+                conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+                self._prepare(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        self._last_commit = time.monotonic()
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            with self._guard():
+                if self._leases:
+                    self._begin(conn)
+                    conn.executemany(
+                        "UPDATE urls SET state = 0 WHERE id = ?",
+                        [(lease,) for lease in self._leases.values()],
+                    )
+                    self._queued += len(self._leases)
+                    self._leases.clear()
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Check the file, then (only then) change it: schema, WAL, reclaimed leases."""
+        new = self._inspect(conn)
+        if not new:
+            stored = _meta(conn).get("base_url", "")
+            if self._fresh:
+                self._drop_all(conn)
+                new = True
+            elif self.base_url is not None and url_key(stored) != url_key(self.base_url):
+                raise StateError(
+                    f"state file {self.path} holds a crawl of {stored}, not {self.base_url}"
+                    " (start over with --fresh, or pick another file with --state)",
+                    path=self.path,
+                )
+            else:
+                self.base_url = stored
+        if new and self.base_url is None:
+            raise StateError(f"{self.path} holds no crawl state", path=self.path)
+        if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
+            raise StateError(f"cannot use WAL mode for {self.path}", path=self.path)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
+        conn.execute(f"PRAGMA wal_autocheckpoint = {_CHECKPOINT_PAGES}")
+        if new:
+            self._create_schema(conn)
+        conn.execute("BEGIN")
+        self.reclaimed = conn.execute("UPDATE urls SET state = 0 WHERE state = 1").rowcount
+        conn.execute("COMMIT")
+        counts = dict(conn.execute("SELECT state, count(*) FROM urls GROUP BY state").fetchall())
+        self._seen = sum(counts.values())
+        self._queued = counts.get(_QUEUED, 0)
+        self._done = counts.get(_DONE, 0)
+
+    def _inspect(self, conn: sqlite3.Connection) -> bool:
+        """True for an empty file; raise :class:`StateError` unless it is our state."""
+        path = self.path
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorname.startswith("SQLITE_BUSY"):
+                raise StateError(
+                    f"state file {path} is locked: another crawl is using it", path=path
+                ) from exc
+            raise StateError(f"cannot read state file {path}: {exc}", path=path) from exc
+        except sqlite3.DatabaseError as exc:
+            raise StateError(
+                f"{path} is not a sitecrawl state file (corrupt, or not SQLite: {exc})", path=path
+            ) from exc
+        if app_id == 0 and version == 0 and tables == 0:
+            return True
+        if app_id != APPLICATION_ID or version < 1:
+            raise StateError(
+                f"{path} is not a sitecrawl state file (an SQLite database of something else)",
+                path=path,
+            )
+        if version > SCHEMA_VERSION:
+            raise StateError(
+                f"state file {path} has schema {version}, newer than this sitecrawl"
+                f" {__version__} reads ({SCHEMA_VERSION}); upgrade sitecrawl",
+                path=path,
+            )
+        return False
+
+    def _drop_all(self, conn: sqlite3.Connection) -> None:
+        objects = conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view')"
+            " ORDER BY type = 'table'"
+        ).fetchall()
+        conn.execute("BEGIN")
+        for kind, name in objects:  # views first: they name the tables
+            conn.execute(f'DROP {kind.upper()} "{name}"')
+        conn.execute("COMMIT")
+
+    def _create_schema(self, conn: sqlite3.Connection) -> None:
+        assert self.base_url is not None
+        conn.execute("BEGIN")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("base_url", self.base_url),
+                ("created", datetime.now(UTC).isoformat(timespec="seconds")),
+                ("sitecrawl", __version__),
+            ],
+        )
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """SQLite's errors become :class:`StateError`, here and nowhere else."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StateError(f"state file {self.path}: {exc}", path=self.path) from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError("SqliteFrontier used before open() or after close()")
+        return self._conn
+
+    @staticmethod
+    def _begin(conn: sqlite3.Connection) -> None:
+        if not conn.in_transaction:
+            conn.execute("BEGIN")
+
+    def _tick(self, conn: sqlite3.Connection, *, force: bool = False) -> None:
+        """Commit the open transaction when it is old enough (or ``force``)."""
+        if conn.in_transaction:
+            now = time.monotonic()
+            if force or now - self._last_commit >= self._commit_interval:
+                conn.execute("COMMIT")
+                self._last_commit = now
+
+    # -- the contract -----------------------------------------------------------------------
+
+    async def add(self, requests: Sequence[Request]) -> int:
+        conn = self._connection()
+        with self._guard():
+            self._begin(conn)
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT OR IGNORE INTO urls (key, url, depth, state) VALUES (?, ?, ?, 0)",
+                [(r.key, r.url, r.depth) for r in requests],
+            )
+            added = conn.total_changes - before
+            self._tick(conn)
+        self._seen += added
+        self._queued += added
+        return added
+
+    async def claim(self, key: str) -> bool:
+        conn = self._connection()
+        with self._guard():
+            self._begin(conn)
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO urls (key, depth, state) VALUES (?, 0, 3)", (key,)
+            )
+            self._tick(conn)
+        claimed = cursor.rowcount == 1
+        self._seen += claimed
+        return claimed
+
+    async def next(self) -> Request | None:
+        conn = self._connection()
+        with self._guard():
+            self._begin(conn)
+            row = conn.execute(_LEASE_NEXT).fetchone()
+            if row is None:
+                self._tick(conn, force=True)  # idle: a good moment to make everything durable
+                return None
+        self._leases[row[1]] = row[0]
+        self._queued -= 1
+        return Request(url=row[2], key=row[1], depth=row[3])
+
+    async def mark_done(self, request: Request, page: Page | None = None) -> None:
+        conn = self._connection()
+        lease = self._leases.pop(request.key)
+        with self._guard():
+            self._begin(conn)
+            if page is None:
+                conn.execute("UPDATE urls SET state = 0 WHERE id = ?", (lease,))
+                self._queued += 1
+            else:
+                conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
+                conn.execute(
+                    f"INSERT INTO pages (id, {_PAGE_COLUMNS}) VALUES ({', '.join('?' * 19)})",
+                    (
+                        lease,
+                        page.final_url,
+                        page.status,
+                        page.content_type,
+                        page.depth,
+                        page.title,
+                        page.h1,
+                        page.first_paragraph,
+                        page.meta_description,
+                        page.canonical,
+                        json.dumps(page.image_urls),
+                        page.response_time_ms,
+                        page.size_bytes,
+                        page.error,
+                        page.attempts,
+                        _dumps(page.redirects),
+                        page.in_sitemap,
+                        page.indexable,
+                        _dumps(page.links),
+                    ),
+                )
+                self._done += 1
+            self._tick(conn)
+
+    async def is_finished(self) -> bool:
+        return not self._queued and not self._leases
+
+    async def stats(self) -> FrontierStats:
+        return FrontierStats(
+            seen=self._seen, queued=self._queued, in_flight=len(self._leases), done=self._done
+        )
+
+    # -- the page store ---------------------------------------------------------------------
+
+    def pages(self) -> Iterator[Page]:
+        """Every stored page, once each, in discovery order (for exports and resumed outputs)."""
+        conn = self._connection()
+        with self._guard():
+            columns = ", ".join("p." + name for name in _PAGE_COLUMNS.split(", "))
+            rows = conn.execute(
+                f"SELECT p.id, u.url, {columns} FROM pages p JOIN urls u ON u.id = p.id"
+                " ORDER BY p.id"
+            )
+            for row in rows:
+                links: list[Link] = [tuple(link) for link in json.loads(row[19])]
+                yield Page(
+                    url=row[1],
+                    final_url=row[2],
+                    status=row[3],
+                    content_type=row[4],
+                    depth=row[5],
+                    title=row[6],
+                    h1=row[7],
+                    first_paragraph=row[8],
+                    meta_description=row[9],
+                    canonical=row[10],
+                    outgoing_links=list(dict.fromkeys(link[0] for link in links)),
+                    image_urls=json.loads(row[11]),
+                    response_time_ms=row[12],
+                    size_bytes=row[13],
+                    error=row[14],
+                    attempts=row[15],
+                    redirects=[(url, status) for url, status in json.loads(row[16])],
+                    in_sitemap=bool(row[17]),
+                    indexable=None if row[18] is None else bool(row[18]),
+                    links=links,
+                )
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT name, value FROM meta").fetchall())

@@ -1,0 +1,109 @@
+"""The SQLite backend beyond the shared contract: its page store, a dead run's leases, the
+library's ``state=``. (Bad files and the CLI are in test_state_cli.py.)"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from servers import ServerThread, expected_paths
+from sitecrawl import AsyncCrawler, ConfigError, Page, Request, crawl_site_async
+from sitecrawl.frontier import MemoryFrontier, SqliteFrontier
+
+BASE = "http://site.test/"
+
+
+def req(path: str, depth: int = 0) -> Request:
+    return Request(url=BASE + path, key="site.test/" + path, depth=depth)
+
+
+async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
+    page = Page(
+        url=BASE + "a",
+        final_url=BASE + "a/",
+        status=200,
+        content_type="text/html",
+        depth=1,
+        title="T",
+        h1="H",
+        first_paragraph="P",
+        meta_description="M",
+        canonical=BASE + "a",
+        outgoing_links=[BASE + "b", "https://other.test/"],
+        image_urls=[BASE + "i.png"],
+        response_time_ms=1.5,
+        size_bytes=99,
+        attempts=2,
+        redirects=[(BASE + "old-a", 301)],
+        in_sitemap=True,
+        indexable=False,
+        links=[
+            (BASE + "b", "to b", None),
+            ("https://other.test/", "other", "nofollow noopener"),
+            (BASE + "b", "b again", None),
+        ],
+    )
+    failed = Page(url=BASE + "c", depth=1, error="timeout")
+    async with SqliteFrontier(tmp_path / "s.db", base_url=BASE) as store:
+        await store.add([req("a", 1), req("c", 1)])
+        for stored in (page, failed):
+            request = await store.next()
+            assert request is not None
+            await store.mark_done(request, stored)
+    async with SqliteFrontier(tmp_path / "s.db", create=False) as store:
+        assert store.base_url == BASE
+        pages = list(store.pages())
+    assert [p.to_dict() for p in pages] == [page.to_dict(), failed.to_dict()]
+    assert pages[0].links == page.links
+    with sqlite3.connect(tmp_path / "s.db") as conn:  # the documented layout
+        rows = conn.execute("SELECT source, position, target, text, rel FROM links").fetchall()
+        assert [row[1:] for row in rows] == [(n, *link) for n, link in enumerate(page.links)]
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+
+
+async def test_leases_of_a_dead_run_are_reclaimed_on_open(tmp_path: Path) -> None:
+    live, dead = tmp_path / "live", tmp_path / "dead"
+    live.mkdir()
+    dead.mkdir()
+    store = SqliteFrontier(live / "s.db", base_url=BASE)
+    await store.open()
+    await store.add([req("a"), req("b"), req("c")])
+    a, b = await store.next(), await store.next()
+    assert a is not None and b is not None
+    await store.mark_done(a, Page(url=a.url))
+    # The files as a kill -9 would leave them: b leased, never released.
+    for name in ("s.db", "s.db-wal"):
+        shutil.copy(live / name, dead / name)
+    await store.close()
+    async with SqliteFrontier(dead / "s.db", base_url=BASE) as revived:
+        assert revived.reclaimed == 1
+        stats = await revived.stats()
+        assert (stats.done, stats.queued, stats.in_flight) == (1, 2, 0)
+        again = await revived.next()
+        assert again is not None and again.key == b.key
+
+
+async def test_library_state_resumes_and_counts_max_pages_across_runs(
+    site: ServerThread, tmp_path: Path
+) -> None:
+    state = tmp_path / "crawl.db"
+    first = await crawl_site_async(site.url, 4, max_pages=10, state=state)
+    assert len(first) == 10
+    async with AsyncCrawler(site.url, 4, max_pages=25, state=state) as crawler:
+        second = await crawler.crawl()
+        assert crawler.stats.resumed == 10
+    assert len(second) == 15 and not set(first) & set(second)
+    rest = await crawl_site_async(site.url, 4, state=state)
+    assert len(first) + len(second) + len(rest) == len(expected_paths(60))
+    page_requests = [p for p in site.traffic.paths if p == "/" or p.startswith("/p/")]
+    assert sorted(page_requests) == sorted(expected_paths(60))  # none fetched twice
+    assert await crawl_site_async(site.url, 4, state=state) == {}
+
+
+def test_frontier_and_state_are_exclusive(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        AsyncCrawler("http://site.test/", frontier=MemoryFrontier(), state=tmp_path / "s.db")
