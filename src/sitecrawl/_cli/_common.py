@@ -1,0 +1,230 @@
+"""What every command shares: exit codes, the one-line usage error, option parsers, the crawl
+options (limits, politeness) and their translation into a :class:`CrawlConfig`, output sinks,
+and the CLI's only event loop."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from .._config import CrawlConfig
+    from ..sinks import Sink
+
+EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad command line: printed as one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def fraction(text: str) -> float:
+    value = non_negative(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {text}")
+    return value
+
+
+def _add_politeness(crawl: argparse.ArgumentParser) -> None:
+    group = crawl.add_argument_group("politeness")
+    group.add_argument(
+        "--ignore-robots", action="store_true", help="do not fetch or obey robots.txt"
+    )
+    group.add_argument(
+        "--max-crawl-delay",
+        type=non_negative,
+        default=30.0,
+        metavar="SECONDS",
+        help="cap on a robots.txt Crawl-delay (default 30)",
+    )
+    group.add_argument(
+        "--no-sitemaps", action="store_true", help="do not seed the crawl from sitemaps"
+    )
+    group.add_argument(
+        "--follow-nofollow", action="store_true", help='also follow rel="nofollow" links'
+    )
+    group.add_argument(
+        "--per-host",
+        type=count(1),
+        default=8,
+        metavar="N",
+        help="requests in flight per host at most (default 8, never above --concurrency)",
+    )
+    group.add_argument(
+        "--delay",
+        type=non_negative,
+        default=0.0,
+        metavar="SECONDS",
+        help="minimum time between request starts on one host (default 0)",
+    )
+    group.add_argument(
+        "--jitter",
+        type=fraction,
+        default=0.0,
+        metavar="FRACTION",
+        help="lengthen each delay by a random 0..FRACTION of it (default 0)",
+    )
+    group.add_argument(
+        "--retries",
+        type=count(0),
+        default=2,
+        metavar="N",
+        help="retries on timeouts, connection errors, 408/429/5xx (default 2)",
+    )
+    limits = crawl.add_argument_group("limits")
+    limits.add_argument(
+        "--max-bytes",
+        type=count(1),
+        default=10 * 1024 * 1024,
+        metavar="N",
+        help="cut bodies at N decoded bytes (default 10 MiB)",
+    )
+    limits.add_argument(
+        "--max-url-length",
+        type=count(16),
+        default=2048,
+        metavar="N",
+        help="do not follow longer URLs (default 2048)",
+    )
+    limits.add_argument(
+        "--max-query-variants",
+        type=count(1),
+        default=100,
+        metavar="N",
+        help="follow at most N query strings per path (default 100)",
+    )
+
+
+def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
+    """The options of any command that crawls: scope, limits, HTTP, politeness."""
+    crawl.add_argument(
+        "-c",
+        "--concurrency",
+        type=count(1),
+        default=16,
+        help="requests in flight at most (default 16)",
+    )
+    crawl.add_argument("-n", "--max-pages", type=count(1), help="stop after N pages")
+    crawl.add_argument("-d", "--max-depth", type=count(0), help="follow links N levels deep")
+    crawl.add_argument(
+        "--subdomains", action="store_true", help="also crawl subdomains of the start URL's host"
+    )
+    crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header")
+    crawl.add_argument(
+        "--timeout",
+        type=seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="total time allowed per request (default 30)",
+    )
+    crawl.add_argument(
+        "-p",
+        "--processes",
+        type=count(1),
+        default=1,
+        help="processes to use: 1 parses on the event loop, N adds N-1 parser processes",
+    )
+    _add_politeness(crawl)
+
+
+def config_from_args(args: argparse.Namespace) -> CrawlConfig:
+    """Options from :func:`add_crawl_options` (and ``args.url``) as a frozen config."""
+    from .._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Politeness, Timeouts
+    from .._exceptions import SitecrawlError
+
+    try:
+        return CrawlConfig(
+            base_url=args.url,
+            limits=Limits(
+                max_concurrency=args.concurrency,
+                max_pages=args.max_pages,
+                max_depth=args.max_depth,
+                max_bytes=args.max_bytes,
+                max_url_length=args.max_url_length,
+                max_query_variants=args.max_query_variants,
+            ),
+            timeouts=Timeouts(total=args.timeout, connect=min(10.0, args.timeout)),
+            politeness=Politeness(
+                obey_robots=not args.ignore_robots,
+                max_crawl_delay=args.max_crawl_delay,
+                sitemaps=not args.no_sitemaps,
+                follow_nofollow=args.follow_nofollow,
+                per_host=args.per_host,
+                delay=args.delay,
+                jitter=args.jitter,
+                retries=args.retries,
+            ),
+            subdomains=args.subdomains,
+            processes=args.processes,
+            user_agent=args.user_agent or DEFAULT_USER_AGENT,
+        )
+    except SitecrawlError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def open_sinks(paths: Sequence[str]) -> list[Sink]:
+    from .._exceptions import ConfigError
+    from ..sinks import sink_for
+
+    sinks: list[Sink] = []
+    try:
+        for path in paths:
+            sinks.append(sink_for(path))
+    except (ConfigError, OSError) as exc:
+        for sink in sinks:
+            sink.close()
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"cannot write output: {reason} ({path})") from None
+    return sinks
+
+
+def run_async(coro: Coroutine[Any, Any, int]) -> int:
+    """The CLI's only event loop; uvloop when installed."""
+    try:
+        import uvloop
+
+        loop_factory = uvloop.new_event_loop
+    except ImportError:
+        loop_factory = None
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(coro)

@@ -1,0 +1,166 @@
+"""``sitecrawl crawl URL``: crawl a site, stream its pages to outputs, keep state to resume."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ._common import (
+    EXIT_FATAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UsageError,
+    add_crawl_options,
+    config_from_args,
+    open_sinks,
+    run_async,
+)
+
+if TYPE_CHECKING:
+    from .._config import CrawlConfig
+    from .._models import Page
+    from ..frontier import SqliteFrontier
+    from ..sinks import Sink
+
+
+def add_command(commands: Any) -> None:
+    crawl = commands.add_parser("crawl", help="crawl a site and write its pages")
+    crawl.add_argument("url", metavar="URL", help="the start URL; its host is the site")
+    crawl.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="write pages to FILE (.csv, .jsonl, .json; - for JSONL on stdout); repeatable",
+    )
+    crawl.add_argument(
+        "--state",
+        metavar="PATH",
+        help="keep the crawl's state in PATH (default ./<host>.sitecrawl.db); rerun to resume",
+    )
+    crawl.add_argument(
+        "--no-state", action="store_true", help="keep everything in memory (no resume)"
+    )
+    crawl.add_argument(
+        "--fresh", action="store_true", help="start over: forget what the state file holds"
+    )
+    crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    add_crawl_options(crawl)
+    crawl.set_defaults(handler=_execute)
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from .._exceptions import SitecrawlError
+    from .._urls import parse_base_url
+
+    if args.no_state and (args.state or args.fresh):
+        raise UsageError("--no-state cannot be combined with --state or --fresh")
+    config = config_from_args(args)
+    try:
+        base_url = parse_base_url(args.url)
+    except SitecrawlError as exc:
+        raise UsageError(str(exc)) from None
+    state = None
+    if not args.no_state:
+        from ..frontier import SqliteFrontier
+
+        path = args.state or default_state_path(base_url)
+        state = SqliteFrontier(path, base_url=base_url, fresh=args.fresh)
+    sinks = open_sinks(args.output)
+    try:
+        return run_async(_crawl(config, sinks, state, quiet=args.quiet))
+    finally:
+        for sink in sinks:
+            sink.close()
+
+
+def default_state_path(base_url: str) -> str:
+    """``<host>.sitecrawl.db`` in the current directory (``:`` of a port becomes ``_``)."""
+    from .._urls import split_host
+
+    return split_host(base_url).replace(":", "_") + ".sitecrawl.db"
+
+
+async def _crawl(
+    config: CrawlConfig, sinks: list[Sink], state: SqliteFrontier | None, *, quiet: bool
+) -> int:
+    from contextlib import AsyncExitStack
+
+    from .._crawler import AsyncCrawler
+    from .._progress import LiveProgress, summary
+
+    base_failure: list[Page] = []
+
+    def on_page(page: Page) -> None:
+        for sink in sinks:
+            sink.write(page)
+        if page.depth == 0 and page.error is not None:
+            base_failure.append(page)
+
+    crawler = AsyncCrawler(
+        config.base_url, config=config, frontier=state, on_page=on_page, keep_pages=False
+    )
+    main_task = asyncio.current_task()
+
+    def on_sigint() -> None:
+        if crawler.stopped and main_task is not None:
+            main_task.cancel()
+            return
+        crawler.stop()
+        if not quiet:
+            print(
+                "\nstopping: finishing requests in flight (Ctrl-C again to abort)", file=sys.stderr
+            )
+
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    interrupted = False
+    try:
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(crawler)
+            if state is not None:
+                await _resume(state, sinks, quiet=quiet)
+            if not quiet and sys.stderr.isatty():
+                await stack.enter_async_context(LiveProgress(crawler))
+            try:
+                await crawler.crawl()
+            except asyncio.CancelledError:
+                interrupted = True
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    interrupted = interrupted or crawler.interrupted
+    if not quiet:
+        print(summary(crawler.stats), file=sys.stderr)
+    if interrupted:
+        if state is not None and not quiet:
+            print(
+                f"interrupted: run the same command again to resume ({state.path})", file=sys.stderr
+            )
+        return EXIT_INTERRUPTED
+    if base_failure and crawler.stats.pages == 1:
+        page = base_failure[0]
+        print(f"sitecrawl: error: could not crawl {page.url}: {page.error}", file=sys.stderr)
+        return EXIT_FATAL
+    return EXIT_OK
+
+
+async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> None:
+    """Say where the state lives; on a resume, first write the pages of earlier runs so every
+    output holds the whole crawl, each page once."""
+    stats = await state.stats()
+    if not quiet:
+        line = f"state: {state.path}"
+        if stats.done:
+            line += (
+                f" (resuming: {stats.done:,} pages done, {stats.queued:,} queued"
+                f", {state.reclaimed:,} in flight when the last run stopped)"
+            )
+        print(line, file=sys.stderr)
+    if stats.done and sinks:
+        for page in state.pages():
+            for sink in sinks:
+                sink.write(page)
