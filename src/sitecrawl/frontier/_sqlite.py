@@ -41,7 +41,6 @@ call is a few index lookups in SQLite's page cache, cheaper than a hop to a work
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
@@ -50,6 +49,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from .._exceptions import StateError
+from .._json import dumps as _dumps
+from .._json import loads as _loads
 from .._models import Link, Page, Request
 from .._urls import url_key
 from .._version import __version__
@@ -63,6 +64,7 @@ _CACHE_KIB = 32 * 1024  # SQLite's page cache: bounded, whatever the number of U
 # Checkpoint (copy the WAL into the file, with an fsync) every ~40 MB of WAL instead of SQLite's
 # 4 MB: with a commit per page, checkpoints and their fsyncs were the largest cost.
 _CHECKPOINT_PAGES = 10_000
+_KNOWN_KEYS = 100_000  # bound of the in-memory "already in urls" memo
 
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -139,6 +141,9 @@ class SqliteFrontier(Frontier):
         self._commit_interval = commit_interval
         self._conn: sqlite3.Connection | None = None
         self._leases: dict[str, int] = {}
+        #: Keys known to be in ``urls`` (bounded): most links point at pages seen before, and
+        #: skipping their INSERT OR IGNORE is most of the cost of :meth:`add`.
+        self._known: set[str] = set()
         self._seen = self._queued = self._done = 0
         self._last_commit = 0.0
         #: Leases of a dead run put back in the queue by :meth:`open`.
@@ -304,16 +309,25 @@ class SqliteFrontier(Frontier):
     # -- the contract -----------------------------------------------------------------------
 
     async def add(self, requests: Sequence[Request]) -> int:
+        """Queue unseen requests. Not committed here: the transaction is committed with the
+        page that found these links (:meth:`mark_done`), so a page is done exactly when its
+        links are queued."""
+        known = self._known
+        fresh = [r for r in requests if r.key not in known]
+        if not fresh:
+            return 0
+        if len(known) > _KNOWN_KEYS:
+            known.clear()
+        known.update(r.key for r in fresh)
         conn = self._connection()
         with self._guard():
             self._begin(conn)
             before = conn.total_changes
             conn.executemany(
                 "INSERT OR IGNORE INTO urls (key, url, depth, state) VALUES (?, ?, ?, 0)",
-                [(r.key, r.url, r.depth) for r in requests],
+                [(r.key, r.url, r.depth) for r in fresh],
             )
             added = conn.total_changes - before
-            self._tick(conn)
         self._seen += added
         self._queued += added
         return added
@@ -365,7 +379,7 @@ class SqliteFrontier(Frontier):
                         page.first_paragraph,
                         page.meta_description,
                         page.canonical,
-                        json.dumps(page.image_urls),
+                        _dumps(page.image_urls),
                         page.response_time_ms,
                         page.size_bytes,
                         page.error,
@@ -399,7 +413,7 @@ class SqliteFrontier(Frontier):
                 " ORDER BY p.id"
             )
             for row in rows:
-                links: list[Link] = [tuple(link) for link in json.loads(row[19])]
+                links: list[Link] = [tuple(link) for link in _loads(row[19])]
                 yield Page(
                     url=row[1],
                     final_url=row[2],
@@ -412,19 +426,16 @@ class SqliteFrontier(Frontier):
                     meta_description=row[9],
                     canonical=row[10],
                     outgoing_links=list(dict.fromkeys(link[0] for link in links)),
-                    image_urls=json.loads(row[11]),
+                    image_urls=_loads(row[11]),
                     response_time_ms=row[12],
                     size_bytes=row[13],
                     error=row[14],
                     attempts=row[15],
-                    redirects=[(url, status) for url, status in json.loads(row[16])],
+                    redirects=[(url, status) for url, status in _loads(row[16])],
                     in_sitemap=bool(row[17]),
                     indexable=None if row[18] is None else bool(row[18]),
                     links=links,
                 )
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
 def _meta(conn: sqlite3.Connection) -> dict[str, str]:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import csv
-import json
 import sys
 import time
-from collections.abc import Callable
 from typing import IO, Any
 
 from .._exceptions import ConfigError
+from .._json import dumps
 from .._models import PAGE_FIELDS, Page
 from ._base import Sink
 
@@ -28,18 +27,6 @@ CSV_COLUMNS: tuple[str, ...] = (
 _CSV_SOURCES = tuple(COURSE_COLUMNS.get(column, column) for column in CSV_COLUMNS)
 LIST_SEPARATOR = ";"
 FLUSH_EVERY = 0.2  # seconds: streamed outputs are at most this far behind the crawl
-
-
-def _json_encoder() -> Callable[[Any], str]:
-    """orjson when installed (the ``[fast]`` extra; ~20x faster), else the standard library."""
-    try:
-        import orjson
-    except ImportError:
-        return lambda value: json.dumps(value, ensure_ascii=False)
-    return lambda value: orjson.dumps(value).decode()
-
-
-to_json = _json_encoder()
 
 
 def _cell(item: object) -> str:
@@ -96,7 +83,7 @@ class JsonlSink(_FileSink):
         self._flushed = time.monotonic()
 
     def write(self, page: Page) -> None:
-        self._out.write(to_json(page.to_dict()) + "\n")
+        self._out.write(dumps(page.to_dict()) + "\n")
         now = time.monotonic()
         if now - self._flushed >= FLUSH_EVERY:
             self._out.flush()
@@ -112,7 +99,7 @@ class JsonSink(_FileSink):
         self._first = True
 
     def write(self, page: Page) -> None:
-        self._out.write(("\n" if self._first else ",\n") + to_json(page.to_dict()))
+        self._out.write(("\n" if self._first else ",\n") + dumps(page.to_dict()))
         self._first = False
 
     def close(self) -> None:
