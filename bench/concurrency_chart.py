@@ -28,7 +28,7 @@ def main() -> int:
     parser.add_argument(
         "--variant",
         action="append",
-        default=["sitecrawl-p2=-p 2"],
+        default=["sitecrawl-p2=-p 2 --no-state"],
         help="extra sitecrawl variants, passed to run_bench.py",
     )
     args = parser.parse_args()

@@ -42,7 +42,7 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 # Named sitecrawl variants: extra CLI args appended to the base command.
 SITECRAWL_VARIANTS: list[tuple[str, list[str]]] = [
-    ("sitecrawl", []),
+    ("sitecrawl", ["--no-state"]),  # memory mode; SQLite: --state {output}.db --fresh
 ]
 
 Role = Literal["candidate", "reference", "ceiling"]

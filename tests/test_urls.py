@@ -133,3 +133,27 @@ def test_trap_guard_bounds_length_and_query_variants() -> None:
     assert guard.allows(first, url_key(first))  # a variant already counted stays allowed
     other = "https://x.test/other?m=9"
     assert guard.allows(other, url_key(other))  # per path
+
+
+def test_link_targets_memo_is_exact_for_scope_and_traps() -> None:
+    from sitecrawl._urls import LinkTargets, TrapGuard
+
+    scope = Scope.for_base(parse_base_url("http://a.com/"))
+    targets = LinkTargets(scope, TrapGuard(max_url_length=40, max_query_variants=2), 3)
+    links = [
+        "http://a.com/cal?m=1",
+        "http://a.com/cal?m=2",
+        "http://a.com/cal?m=3",
+        "http://b.com/x",
+        "http://a.com/" + "x" * 40,
+        "http://www.a.com/p/",
+    ]
+    expected = [
+        ("http://a.com/cal?m=1", "a.com/cal?m=1"),
+        ("http://a.com/cal?m=2", "a.com/cal?m=2"),
+        ("http://www.a.com/p/", "www.a.com/p"),
+    ]
+    assert targets.keyed(links) == expected
+    assert targets.rejected == 2
+    for _ in range(3):  # the memo (cleared past 3 entries) gives the same answer every time
+        assert targets.keyed(links) == expected

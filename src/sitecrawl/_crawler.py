@@ -33,7 +33,7 @@ from ._parsing import Parser
 from ._robots import RobotsCache, RobotsRules, product_token
 from ._sitemaps import discover
 from ._throttle import Throttle
-from ._urls import Scope, ScopeCache, TrapGuard, parse_base_url, split_host, url_key
+from ._urls import LinkTargets, Scope, TrapGuard, parse_base_url, split_host, url_key
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 
 PageHook = Callable[[Page], None]
@@ -48,7 +48,7 @@ class CrawlStats:
     blocked: int = 0
     retries: int = 0
     sitemap_urls: int = 0
-    dropped_links: int = 0  # not queued: too long, or too many query variants of one path
+    dropped_links: int = 0  # distinct URLs not queued: too long, or too many query variants
     notes: list[str] = field(default_factory=list)
     resumed: int = 0  # pages done by earlier runs of a durable frontier
     statuses: Counter[int | None] = field(default_factory=Counter)
@@ -126,7 +126,6 @@ class AsyncCrawler:
         # A frontier that stores pages gets each link's text and rel too.
         self._parser = Parser(config.processes, anchors=frontier.stores_pages)
         self._resources = contextlib.AsyncExitStack()
-        self._targets = ScopeCache(self.scope)
         politeness = config.politeness
         self.throttle = Throttle(politeness, max_concurrency=self.max_concurrency)
         self._client = PoliteClient(self._fetcher, self.throttle, config)
@@ -139,9 +138,12 @@ class AsyncCrawler:
             )
         self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
         self._sitemap_keys: set[str] = set()
-        self._traps = TrapGuard(
-            max_url_length=config.limits.max_url_length,
-            max_query_variants=config.limits.max_query_variants,
+        self._targets = LinkTargets(
+            self.scope,
+            TrapGuard(
+                max_url_length=config.limits.max_url_length,
+                max_query_variants=config.limits.max_query_variants,
+            ),
         )
         self._on_page = on_page
         self._on_error = on_error
@@ -330,15 +332,12 @@ class AsyncCrawler:
         limits = self.config.limits
         if limits.max_depth is not None and depth > limits.max_depth:
             return
-        allows = self._traps.allows
-        batch = []
-        dropped = 0
-        for link, key in self._targets.keyed(links):
-            if allows(link, key):
-                batch.append(Request(url=link, key=key, depth=depth, referrer=parent.url))
-            else:
-                dropped += 1
-        self.stats.dropped_links += dropped
+        referrer = parent.url
+        batch = [
+            Request(url=link, key=key, depth=depth, referrer=referrer)
+            for link, key in self._targets.keyed(links)
+        ]
+        self.stats.dropped_links = self._targets.rejected
         if batch and await self.frontier.add(batch):
             self._notify()
 

@@ -201,34 +201,6 @@ class JoinCache:
         return out
 
 
-class ScopeCache:
-    """A bounded memo of ``url -> dedupe key`` for in-scope URLs (None when out of scope).
-
-    Links repeat across pages; each distinct URL is scope-checked and keyed once."""
-
-    __slots__ = ("_max", "_memo", "_scope")
-
-    def __init__(self, scope: Scope, max_entries: int = 100_000) -> None:
-        self._scope = scope
-        self._memo: dict[str, str | None] = {}
-        self._max = max_entries
-
-    def keyed(self, urls: Iterable[str]) -> list[tuple[str, str]]:
-        """``(url, key)`` for each in-scope URL, in order."""
-        memo = self._memo
-        if len(memo) > self._max:
-            memo.clear()
-        out = []
-        for url in urls:
-            try:
-                key = memo[url]
-            except KeyError:
-                key = memo[url] = url_key(url) if self._scope.contains(url) else None
-            if key is not None:
-                out.append((url, key))
-        return out
-
-
 def resolve_all(base: str, hrefs: Iterable[str]) -> list[str]:
     """Resolve raw ``href`` attribute values against ``base``; keep the first occurrence of
     each http(s) URL, in document order."""
@@ -269,3 +241,46 @@ class TrapGuard:
             return False
         variants.add(key)
         return True
+
+
+class LinkTargets:
+    """Which links to queue, decided once per distinct URL: a bounded memo of
+    ``url -> dedupe key``, None when the URL is out of scope or a trap (:class:`TrapGuard`).
+
+    Links repeat across pages, so the scope check, the key and the trap check each run once per
+    distinct URL; a repeated link costs one dictionary lookup. Both answers are stable, so
+    memoizing them is exact: a key the guard admitted stays admitted, a rejected one stays
+    rejected (a path's variant set only grows)."""
+
+    __slots__ = ("_guard", "_max", "_memo", "_scope", "rejected")
+
+    def __init__(self, scope: Scope, guard: TrapGuard, max_entries: int = 100_000) -> None:
+        self._scope = scope
+        self._guard = guard
+        self._memo: dict[str, str | None] = {}
+        self._max = max_entries
+        self.rejected = 0  # in-scope URLs the trap guard turned down (once per memo lifetime)
+
+    def _classify(self, url: str) -> str | None:
+        if not self._scope.contains(url):
+            return None
+        key = url_key(url)
+        if self._guard.allows(url, key):
+            return key
+        self.rejected += 1
+        return None
+
+    def keyed(self, urls: Iterable[str]) -> list[tuple[str, str]]:
+        """``(url, key)`` for each URL to queue, in order."""
+        memo = self._memo
+        if len(memo) > self._max:
+            memo.clear()
+        out = []
+        for url in urls:
+            try:
+                key = memo[url]
+            except KeyError:
+                key = memo[url] = self._classify(url)
+            if key is not None:
+                out.append((url, key))
+        return out
