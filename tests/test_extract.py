@@ -106,10 +106,10 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
     )
     data = parse_html(html, "https://site.test/dir/page", anchors=True)
     assert data.links == [
-        ("https://site.test/a", "A bold text", "nofollow"),
-        ("https://site.test/a", "again", None),
-        ("https://other.test/", "o", None),
-        ("https://site.test/dir/page", "self", None),
+        ("https://site.test/a", "A bold text", "nofollow", "a"),
+        ("https://site.test/a", "again", None, "a"),
+        ("https://other.test/", "o", None, "a"),
+        ("https://site.test/dir/page", "self", None, "a"),
     ]
     assert data.outgoing_links == [
         "https://site.test/a",
@@ -122,3 +122,41 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
     joins = JoinCache()
     for _ in range(2):  # memoized joins give the same links
         assert parse_html(html, "https://site.test/dir/page", joins, anchors=True) == data
+
+
+def test_every_link_kind_images_with_alt_and_page_fields_in_one_parse() -> None:
+    from sitecrawl._extract import parse_html
+
+    html = (
+        '<html lang=" fr-CA "><head><base href="/b/">'
+        '<link rel="stylesheet" href="s.css"><link rel="preconnect" href="https://cdn.test">'
+        '<link rel="alternate" hreflang="en" href="/en/"><link rel="alternate" hreflang="de"'
+        ' href="https://site.test/de/"><script src="app.js"></script>'
+        "<script>var not_a_word = 1;</script><style>p { color: red }</style></head>"
+        "<body><h2> One  two </h2><p>Three four, five.</p><h2></h2>"
+        '<img src="i.png" alt=" An   image "><img src="j.png"><img src="k.png" alt="">'
+        '<img alt="no src"><iframe src="https://video.test/embed"></iframe>'
+        '<a href="x">six</a><script>more(); code();</script><noscript>hidden</noscript>'
+        "</body></html>"
+    )
+    data = parse_html(html, "https://site.test/page", anchors=True)
+    assert data.links == [
+        ("https://site.test/b/x", "six", None, "a"),
+        ("https://site.test/b/i.png", "An image", None, "img"),
+        ("https://site.test/b/j.png", None, None, "img"),
+        ("https://site.test/b/k.png", "", None, "img"),
+        ("https://site.test/b/s.css", None, "stylesheet", "link"),
+        ("https://site.test/en/", None, "alternate", "link"),
+        ("https://site.test/de/", None, "alternate", "link"),
+        ("https://site.test/b/app.js", None, None, "script"),
+        ("https://video.test/embed", None, None, "iframe"),
+    ]
+    assert data.image_urls == [f"https://site.test/b/{n}.png" for n in "ijk"]
+    assert data.h2 == ["One two", ""]
+    assert data.lang == "fr-CA"
+    assert data.hreflang == [("en", "https://site.test/en/"), ("de", "https://site.test/de/")]
+    assert data.word_count == 6  # One two Three four, five. six
+    plain = parse_html(html, "https://site.test/page")
+    assert plain.links == [] and (plain.word_count, plain.lang) == (6, "fr-CA")
+    assert parse_html("<p>a\u00a0b c\td\u00e9</p>", "https://site.test/").word_count == 3
+    assert parse_html("", "https://site.test/").word_count == 0

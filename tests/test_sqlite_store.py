@@ -41,10 +41,16 @@ async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
         in_sitemap=True,
         indexable=False,
         links=[
-            (BASE + "b", "to b", None),
-            ("https://other.test/", "other", "nofollow noopener"),
-            (BASE + "b", "b again", None),
+            (BASE + "b", "to b", None, "a"),
+            ("https://other.test/", "other", "nofollow noopener", "a"),
+            (BASE + "b", "b again", None, "a"),
+            (BASE + "i.png", None, None, "img"),
+            (BASE + "s.css", None, "stylesheet", "link"),
         ],
+        word_count=42,
+        h2=["First", "Second"],
+        lang="en",
+        hreflang=[("de", BASE + "de/a")],
     )
     failed = Page(url=BASE + "c", depth=1, error="timeout")
     async with SqliteFrontier(tmp_path / "s.db", base_url=BASE) as store:
@@ -59,10 +65,12 @@ async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
     assert [p.to_dict() for p in pages] == [page.to_dict(), failed.to_dict()]
     assert pages[0].links == page.links
     with sqlite3.connect(tmp_path / "s.db") as conn:  # the documented layout
-        rows = conn.execute("SELECT source, position, target, text, rel FROM links").fetchall()
+        rows = conn.execute("SELECT source, position, target, text, rel, kind FROM links")
         assert [row[1:] for row in rows] == [(n, *link) for n, link in enumerate(page.links)]
+        images = conn.execute("SELECT page, position, src, alt FROM images").fetchall()
+        assert images == [(1, 3, BASE + "i.png", None)]
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
 
 
 async def test_leases_of_a_dead_run_are_reclaimed_on_open(tmp_path: Path) -> None:

@@ -68,9 +68,15 @@ def test_export_writes_each_page_once_in_every_format(
     # -p 2: links with their text come back from a parser process too
     assert main(["crawl", site.url, "--state", "s.db", "-o", "crawl.jsonl", "-q", "-p", "2"]) == 0
     conn = sqlite3.connect(tmp_path / "s.db")
-    texts = conn.execute("SELECT text FROM links WHERE source = 1 ORDER BY position").fetchall()
+    texts = conn.execute(
+        "SELECT text, kind FROM links WHERE source = 1 ORDER BY position"
+    ).fetchall()
     conn.close()
-    assert texts == [("to 1",), ("to 2",), ("to 0",), ("to 0",), ("external",)]
+    assert texts == [
+        *((f"to {n}", "a") for n in (1, 2, 0, 0)),
+        ("external", "a"),
+        ("image 0", "img"),
+    ]
     outputs = ["x.csv", "x.jsonl", "x.json"]
     assert main(["export", "s.db", *(arg for out in outputs for arg in ("-o", out))]) == 0
     assert "60 pages from s.db" in capsys.readouterr().err

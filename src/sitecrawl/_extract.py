@@ -39,9 +39,15 @@ class Extracted:
     follow_links: list[str] = field(default_factory=list)
     #: The ``content`` of ``<meta name="robots">`` (``noindex``, ``nofollow``, ...).
     robots_meta: str | None = None
-    #: Every http(s) ``<a href>`` as (url, text, rel), duplicates included; ``outgoing_links``
-    #: is its URLs, first occurrence of each.
+    #: Every link as (url, text, rel, kind), duplicates included (see :data:`~._models.Link`);
+    #: its ``a`` URLs, first occurrence of each, are ``outgoing_links``. Filled with ``anchors``.
     links: list[Link] = field(default_factory=list)
+    h2: list[str] = field(default_factory=list)
+    #: ``<html lang>``.
+    lang: str | None = None
+    #: ``<link rel="alternate" hreflang>`` as ``(lang, url)`` pairs.
+    hreflang: list[tuple[str, str]] = field(default_factory=list)
+    word_count: int | None = None
 
 
 def _clean(text: str) -> str:
@@ -158,7 +164,8 @@ def parse_html(
 
     ``page_url`` must be a canonical href. A crawl passes one :class:`JoinCache` for all its
     pages; without one, every link is resolved afresh. ``anchors`` also fills
-    :attr:`Extracted.links` (each link's text and rel, for a page store), from the same tree."""
+    :attr:`Extracted.links` (every link with its text, rel and kind, for a page store and the
+    link check), from the same tree."""
     tree = LexborHTMLParser(html)
     head = tree.head or tree
     base = page_url
@@ -170,7 +177,9 @@ def parse_html(
     canonical = _attr(head.css_first('link[rel~="canonical" i][href]'), "href")
     hrefs, followed = _links(tree)
     outgoing_links = resolve(base, hrefs)
-    links = _anchor_links(tree, base, joins) if anchors else []
+    srcs, alts = _images(tree)
+    links = _all_links(tree, base, joins, srcs, alts) if anchors else []
+    root = tree.root
     return Extracted(
         title=_text(tree.css_first("title")),
         h1=_text(tree.css_first("h1")),
@@ -178,15 +187,48 @@ def parse_html(
         meta_description=_attr(head.css_first('meta[name="description" i]'), "content"),
         canonical=join(base, canonical) if canonical else None,
         outgoing_links=outgoing_links,
-        image_urls=resolve(base, _attrs(tree, "img", "src")),
+        image_urls=resolve(base, srcs),
         follow_links=outgoing_links if followed is None else resolve(base, followed),
         robots_meta=_attr(head.css_first('meta[name="robots" i]'), "content"),
         links=links,
+        h2=[_clean(node.text()) for node in tree.tags("h2")],
+        lang=_attr(root, "lang") if root is not None else None,
+        hreflang=_hreflang(head, base),
+        word_count=_word_count(tree),  # last: it strips scripts and styles from the tree
     )
 
 
-def _anchor_links(tree: LexborHTMLParser, base: str, joins: JoinCache | None) -> list[Link]:
-    """Each ``<a href>`` resolving to http(s), with its text and rel, in document order."""
+def _join_each(joins: JoinCache | None, base: str, hrefs: list[str]) -> list[str | None]:
+    return joins.join_each(base, hrefs) if joins is not None else [join(base, h) for h in hrefs]
+
+
+def _images(tree: LexborHTMLParser) -> tuple[list[str], list[str | None]]:
+    """Each ``<img src>`` value in document order, and its ``alt`` (None when absent)."""
+    srcs: list[str] = []
+    alts: list[str | None] = []
+    for node in tree.tags("img"):
+        attributes = node.attributes
+        src = attributes.get("src")
+        if src is not None:
+            srcs.append(src)
+            alt = attributes.get("alt")
+            alts.append(None if alt is None else _clean(alt))
+    return srcs, alts
+
+
+#: ``<link rel>`` values that name an origin to connect to, not a resource to check.
+_CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
+
+
+def _all_links(
+    tree: LexborHTMLParser,
+    base: str,
+    joins: JoinCache | None,
+    srcs: list[str],
+    alts: list[str | None],
+) -> list[Link]:
+    """Every link resolving to http(s): ``<a href>`` with text and rel, ``<img src>`` with its
+    alt, then ``<link href>`` (not preconnect/dns-prefetch), ``<script src>``, ``<iframe src>``."""
     anchors: list[tuple[LexborNode, str | None]] = []
     hrefs: list[str] = []
     for node in tree.tags("a"):
@@ -195,12 +237,64 @@ def _anchor_links(tree: LexborHTMLParser, base: str, joins: JoinCache | None) ->
         if href is not None:
             anchors.append((node, attributes.get("rel")))
             hrefs.append(href)
-    urls = joins.join_each(base, hrefs) if joins is not None else [join(base, h) for h in hrefs]
-    return [
-        (url, _clean(node.text()), rel.strip() if rel else None)
-        for url, (node, rel) in zip(urls, anchors, strict=True)
+    links: list[Link] = [
+        (url, _clean(node.text()), rel.strip() if rel else None, "a")
+        for url, (node, rel) in zip(_join_each(joins, base, hrefs), anchors, strict=True)
         if url is not None
     ]
+    links += [
+        (url, alt, None, "img")
+        for url, alt in zip(_join_each(joins, base, srcs), alts, strict=True)
+        if url is not None
+    ]
+    for tag, name in (("link", "href"), ("script", "src"), ("iframe", "src")):
+        values: list[str] = []
+        rels: list[str | None] = []
+        for node in tree.tags(tag):
+            attributes = node.attributes
+            value = attributes.get(name)
+            if value is None or not value.strip():
+                continue
+            rel = attributes.get("rel")
+            rel = rel.strip() if rel else None
+            if rel and _CONNECTION_RELS.intersection(rel.lower().split()):
+                continue
+            values.append(value)
+            rels.append(rel)
+        links += [
+            (url, None, rel, tag)
+            for url, rel in zip(_join_each(joins, base, values), rels, strict=True)
+            if url is not None
+        ]
+    return links
+
+
+def _hreflang(head: LexborHTMLParser | LexborNode, base: str) -> list[tuple[str, str]]:
+    """``<link rel="alternate" hreflang href>`` as ``(lang, absolute url)`` pairs."""
+    pairs = []
+    for node in head.css('link[rel~="alternate" i][hreflang][href]'):
+        attributes = node.attributes
+        lang, href = attributes.get("hreflang"), attributes.get("href")
+        if lang and href and (url := join(base, href)):
+            pairs.append((lang.strip(), url))
+    return pairs
+
+
+_NOT_TEXT = ["script", "style", "noscript", "template"]
+# ASCII whitespace -> " ", every other byte -> "x": a word starts at each " x".
+_WORD_BYTES = bytes(0x20 if chr(i) in " \t\n\r\x0b\x0c" else 0x78 for i in range(256))
+
+
+def _word_count(tree: LexborHTMLParser) -> int:
+    """Words of the body's text (runs between ASCII whitespace; scripts, styles, noscript and
+    templates left out, which this strips from the tree). Counted on bytes: as exact as
+    ``len(text.split())`` for ASCII whitespace, at half its cost (no string per word)."""
+    body = tree.body
+    if body is None:
+        return 0
+    tree.strip_tags(_NOT_TEXT)
+    text = " " + body.text(separator=" ")
+    return text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES).count(b" x")
 
 
 def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
@@ -226,16 +320,6 @@ def _links(tree: LexborHTMLParser) -> tuple[list[str], list[str] | None]:
             followed.append(href)
         hrefs.append(href)
     return hrefs, followed
-
-
-def _attrs(tree: LexborHTMLParser, tag: str, name: str) -> list[str]:
-    """The ``name`` attribute of every ``tag`` element that has one, in document order."""
-    values = []
-    for node in tree.tags(tag):
-        value = node.attributes.get(name)
-        if value is not None:
-            values.append(value)
-    return values
 
 
 # The course's helpers: the names are a promise to users; each parses its input.

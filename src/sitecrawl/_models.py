@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
-#: One ``<a href>`` of a page, in document order: (resolved absolute URL, anchor text with
-#: whitespace collapsed, ``rel`` attribute or None). A plain tuple: it crosses the parser
-#: processes' ``marshal`` pipe and binds to SQL parameters as it is.
-Link: TypeAlias = tuple[str, str, str | None]
+#: One link of a page: (resolved absolute URL, text, ``rel`` attribute or None, kind). The kind
+#: is the element: ``a`` (text: the anchor text, whitespace collapsed), ``img`` (text: the
+#: ``alt``, None when absent), ``link`` (``<link href>``), ``script`` (``src``) or ``iframe``
+#: (``src``), whose text is None. ``a`` links come first in document order, then each other
+#: kind in document order. A plain tuple: it crosses the parser processes' ``marshal`` pipe and
+#: is stored as a JSON array.
+Link: TypeAlias = tuple[str, str | None, str | None, str]
 
 
 @dataclass(slots=True)
@@ -31,7 +34,9 @@ class Page:
     nothing was sent); ``redirects`` is the chain followed, ``[(url, status), ...]``;
     ``in_sitemap`` says whether the URL was listed in a sitemap; ``indexable`` is False for a
     ``noindex`` page (``<meta name="robots">`` or ``X-Robots-Tag``), None when no HTML page
-    was read.
+    was read. ``word_count`` counts the words of the body's text (scripts and styles left
+    out), ``h2`` lists the ``<h2>`` texts, ``lang`` is ``<html lang>``, ``hreflang`` the
+    ``<link rel="alternate" hreflang>`` pairs ``[(lang, url), ...]``.
     """
 
     url: str
@@ -53,8 +58,13 @@ class Page:
     redirects: list[tuple[str, int]] = field(default_factory=list)
     in_sitemap: bool = False
     indexable: bool | None = None
-    #: Every link with its anchor text and rel, duplicates included (what a page store keeps).
-    #: Not part of the record: ``to_dict`` and the sinks leave it out.
+    word_count: int | None = None
+    h2: list[str] = field(default_factory=list)
+    lang: str | None = None
+    hreflang: list[tuple[str, str]] = field(default_factory=list)
+    #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
+    #: rel and kind, duplicates included (what a page store and the link check need; filled
+    #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.
     links: list[Link] = field(default_factory=list, repr=False, metadata={"record": False})
 
     @property

@@ -241,6 +241,10 @@ class PageJob:
         page.outgoing_links = data.outgoing_links
         page.image_urls = data.image_urls
         page.links = data.links
+        page.word_count = data.word_count
+        page.h2 = data.h2
+        page.lang = data.lang
+        page.hreflang = data.hreflang
         directives = page_directives(data.robots_meta, response.robots_tag, self._token)
         page.indexable = not directives.noindex
         if response.truncated:

@@ -1,8 +1,9 @@
 """SQLite frontier and page store: one file holds a crawl's whole state, so it survives a crash.
 
-Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 1)::
+Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 2)::
 
-    meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version
+    meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version,
+                                                          crawl_seconds (all runs together)
     urls   (id INTEGER PRIMARY KEY,                       discovery order
             key TEXT UNIQUE NOT NULL,                     url_key(): the seen set
             url TEXT,                                     NULL for keys only claimed
@@ -16,9 +17,12 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
             response_time_ms, size_bytes, error,
             attempts, redirects TEXT, in_sitemap,         redirects: JSON [[url, status], ...]
             indexable,                                    the rest of the page record
-            links TEXT)                                   JSON [[target, text, rel], ...]
-    VIEW links (source, position, target, text, rel)      every link, duplicates included:
-                                                          pages.links through json_each()
+            links TEXT,                                   JSON [[target, text, rel, kind], ...]
+            word_count, h2 TEXT, lang, hreflang TEXT)     h2: JSON [...]; hreflang: [[lang, url]]
+    VIEW links (source, position, target, text, rel,      every link, duplicates included:
+                kind)                                     pages.links through json_each(); kind
+                                                          a, img, link, script or iframe
+    VIEW images (page, position, src, alt)                the links of kind img (text: the alt)
 
 A page's links are one JSON array in its row, not one row each: a page is one insert however
 many links it has (rows cost ~2 µs apiece and a B-tree entry), and the ``links`` view still
@@ -26,6 +30,12 @@ answers ``SELECT target, text FROM links WHERE rel LIKE '%nofollow%'``. ``outgoi
 the links' distinct targets in order, so they are not stored twice. A page is written in
 :meth:`~SqliteFrontier.mark_done`, in the transaction that marks its URL done: after any crash,
 a URL is done exactly when its page is stored.
+
+Schema 1 (before the link kinds and the page's word count, h2, lang and hreflang) is migrated
+when opened, in one transaction: the four columns are added (NULL for the pages already
+stored: not measured, rather than a made-up 0) and the views are recreated; a link array of
+three items is an ``a`` link, so no stored row is rewritten and the migration is instant
+whatever the file's size. A newer schema is refused.
 
 Durability: WAL with ``synchronous = NORMAL`` (a commit is an append to the WAL, no fsync; a
 killed process loses nothing committed, a power cut at most the last commits; the fsyncs come
@@ -57,7 +67,7 @@ from .._version import __version__
 from ._base import Frontier, FrontierStats
 
 APPLICATION_ID = 0x53435257  # "SCRW"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _QUEUED, _LEASED, _DONE, _CLAIMED = 0, 1, 2, 3
 _LOCK_TIMEOUT = 0.2  # seconds to wait for a lock before calling the file busy
 _CACHE_KIB = 32 * 1024  # SQLite's page cache: bounded, whatever the number of URLs
@@ -95,12 +105,28 @@ CREATE TABLE pages (
     redirects TEXT NOT NULL,
     in_sitemap INTEGER NOT NULL,
     indexable INTEGER,
-    links TEXT NOT NULL
+    links TEXT NOT NULL,
+    word_count INTEGER,
+    h2 TEXT,
+    lang TEXT,
+    hreflang TEXT
 );
-CREATE VIEW links (source, position, target, text, rel) AS
+"""
+# Views: recreated by the migration from schema 1.
+_VIEWS = """
+CREATE VIEW links (source, position, target, text, rel, kind) AS
     SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
-           json_extract(j.value, '$[2]')
+           json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a')
     FROM pages AS p, json_each(p.links) AS j;
+CREATE VIEW images (page, position, src, alt) AS
+    SELECT source, position, target, text FROM links WHERE kind = 'img';
+"""
+_MIGRATE_FROM_1 = """
+ALTER TABLE pages ADD COLUMN word_count INTEGER;
+ALTER TABLE pages ADD COLUMN h2 TEXT;
+ALTER TABLE pages ADD COLUMN lang TEXT;
+ALTER TABLE pages ADD COLUMN hreflang TEXT;
+DROP VIEW links;
 """
 _LEASE_NEXT = (
     "UPDATE urls SET state = 1 WHERE id ="
@@ -110,7 +136,7 @@ _LEASE_NEXT = (
 _PAGE_COLUMNS = (
     "final_url, status, content_type, depth, title, h1, first_paragraph, meta_description, "
     "canonical, image_urls, response_time_ms, size_bytes, error, attempts, redirects, "
-    "in_sitemap, indexable, links"
+    "in_sitemap, indexable, links, word_count, h2, lang, hreflang"
 )
 
 
@@ -146,6 +172,7 @@ class SqliteFrontier(Frontier):
         self._known: set[str] = set()
         self._seen = self._queued = self._done = 0
         self._last_commit = 0.0
+        self._version = SCHEMA_VERSION
         #: Leases of a dead run put back in the queue by :meth:`open`.
         self.reclaimed = 0
 
@@ -212,6 +239,8 @@ class SqliteFrontier(Frontier):
         conn.execute(f"PRAGMA wal_autocheckpoint = {_CHECKPOINT_PAGES}")
         if new:
             self._create_schema(conn)
+        elif self._version < SCHEMA_VERSION:
+            self._migrate(conn)
         conn.execute("BEGIN")
         self.reclaimed = conn.execute("UPDATE urls SET state = 0 WHERE state = 1").rowcount
         conn.execute("COMMIT")
@@ -237,6 +266,7 @@ class SqliteFrontier(Frontier):
             raise StateError(
                 f"{path} is not a sitecrawl state file (corrupt, or not SQLite: {exc})", path=path
             ) from exc
+        self._version = version
         if app_id == 0 and version == 0 and tables == 0:
             return True
         if app_id != APPLICATION_ID or version < 1:
@@ -262,12 +292,17 @@ class SqliteFrontier(Frontier):
             conn.execute(f'DROP {kind.upper()} "{name}"')
         conn.execute("COMMIT")
 
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Schema 1 -> 2 in one transaction (see the module docstring)."""
+        conn.execute("BEGIN")
+        _run_script(conn, _MIGRATE_FROM_1 + _VIEWS)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+
     def _create_schema(self, conn: sqlite3.Connection) -> None:
         assert self.base_url is not None
         conn.execute("BEGIN")
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+        _run_script(conn, _SCHEMA + _VIEWS)
         conn.executemany(
             "INSERT INTO meta VALUES (?, ?)",
             [
@@ -367,7 +402,7 @@ class SqliteFrontier(Frontier):
             else:
                 conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
                 conn.execute(
-                    f"INSERT INTO pages (id, {_PAGE_COLUMNS}) VALUES ({', '.join('?' * 19)})",
+                    f"INSERT INTO pages (id, {_PAGE_COLUMNS}) VALUES ({', '.join('?' * 23)})",
                     (
                         lease,
                         page.final_url,
@@ -388,6 +423,10 @@ class SqliteFrontier(Frontier):
                         page.in_sitemap,
                         page.indexable,
                         _dumps(page.links),
+                        page.word_count,
+                        _dumps(page.h2),
+                        page.lang,
+                        _dumps(page.hreflang),
                     ),
                 )
                 self._done += 1
@@ -413,7 +452,10 @@ class SqliteFrontier(Frontier):
                 " ORDER BY p.id"
             )
             for row in rows:
-                links: list[Link] = [tuple(link) for link in _loads(row[19])]
+                links: list[Link] = [
+                    (link[0], link[1], link[2], link[3] if len(link) > 3 else "a")
+                    for link in _loads(row[19])
+                ]
                 yield Page(
                     url=row[1],
                     final_url=row[2],
@@ -425,7 +467,7 @@ class SqliteFrontier(Frontier):
                     first_paragraph=row[8],
                     meta_description=row[9],
                     canonical=row[10],
-                    outgoing_links=list(dict.fromkeys(link[0] for link in links)),
+                    outgoing_links=list(dict.fromkeys(link[0] for link in links if link[3] == "a")),
                     image_urls=_loads(row[11]),
                     response_time_ms=row[12],
                     size_bytes=row[13],
@@ -435,7 +477,35 @@ class SqliteFrontier(Frontier):
                     in_sitemap=bool(row[17]),
                     indexable=None if row[18] is None else bool(row[18]),
                     links=links,
+                    word_count=row[20],
+                    h2=_loads(row[21]) if row[21] else [],
+                    lang=row[22],
+                    hreflang=[(lang, url) for lang, url in _loads(row[23] or "[]")],
                 )
+
+    def meta(self) -> dict[str, str]:
+        """The file's ``meta`` table: ``base_url``, ``created``, ``crawl_seconds``, ..."""
+        with self._guard():
+            return _meta(self._connection())
+
+    def add_crawl_time(self, seconds: float) -> None:
+        """Add one run's duration to ``crawl_seconds`` (the report's duration and rate)."""
+        conn = self._connection()
+        with self._guard():
+            self._begin(conn)
+            conn.execute(
+                "INSERT INTO meta VALUES ('crawl_seconds', ?) ON CONFLICT (name) DO UPDATE"
+                " SET value = CAST(value AS REAL) + excluded.value",
+                (round(seconds, 3),),
+            )
+            self._tick(conn, force=True)
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Each statement of ``script`` in the open transaction (``executescript`` would commit)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
 
 
 def _meta(conn: sqlite3.Connection) -> dict[str, str]:
