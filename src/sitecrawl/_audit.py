@@ -21,6 +21,8 @@ from ._urls import url_key
 TextField: TypeAlias = Literal["title", "h1", "meta_description"]
 TEXT_FIELDS: tuple[TextField, ...] = ("title", "h1", "meta_description")
 
+#: How a page record's error starts when its redirect left the crawl's scope (not broken).
+OUT_OF_SCOPE = "redirect out of scope"
 DEFAULT_SLOW_MS = 1000.0
 DEFAULT_SLOW_LIMIT = 100
 
@@ -161,7 +163,13 @@ def page_key(url: str) -> str:
 
 
 def _is_broken(status: int | None, error: str | None) -> bool:
-    return (status is not None and status >= 400) or (status is None and error is not None)
+    """4xx/5xx; no response (DNS, refused, timeout, robots); or a redirect that went nowhere
+    (a loop, too many hops), but not one that merely left the site."""
+    if status is not None and status >= 400:
+        return True
+    if error is None:
+        return False
+    return status is None or (300 <= status < 400 and not error.startswith(OUT_OF_SCOPE))
 
 
 def _referrers(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]]:

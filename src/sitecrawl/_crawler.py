@@ -70,7 +70,9 @@ class AsyncCrawler:
 
     ``state`` (a file path) keeps the frontier and every page in SQLite, so that running the
     same crawl again resumes it; by default everything lives in memory. Either way
-    ``page_data`` holds this run's pages (``keep_pages=False``: none).
+    ``page_data`` holds this run's pages (``keep_pages=False``: none). ``link_details``: fill
+    each :class:`Page`'s ``links`` (every link's text, rel and kind) for the hooks; the default
+    is to do so only when the frontier stores pages.
 
     The course's attributes are kept: ``base_url``, ``base_domain``, ``page_data`` (normalized
     URL -> page dict), ``lock``, ``max_concurrency``, ``semaphore`` and ``session`` (the
@@ -94,6 +96,7 @@ class AsyncCrawler:
         on_error: PageHook | None = None,
         keep_pages: bool = True,
         state: str | os.PathLike[str] | None = None,
+        link_details: bool | None = None,
     ) -> None:
         if config is None:
             config = CrawlConfig(
@@ -123,8 +126,11 @@ class AsyncCrawler:
         self.frontier: Frontier = frontier
         self.stats = CrawlStats()
         self._fetcher = Fetcher(config, self.scope)
-        # A frontier that stores pages gets each link's text and rel too.
-        self._parser = Parser(config.processes, anchors=frontier.stores_pages)
+        # Every link's text, rel and kind (Page.links): when asked, else when the frontier
+        # stores pages.
+        if link_details is None:
+            link_details = frontier.stores_pages
+        self._parser = Parser(config.processes, anchors=link_details)
         self._resources = contextlib.AsyncExitStack()
         politeness = config.politeness
         self.throttle = Throttle(politeness, max_concurrency=self.max_concurrency)

@@ -121,18 +121,23 @@ class Fetcher:
             self.session = None
 
     async def get(
-        self, url: str, *, read_any: bool = False, max_bytes: int | None = None
+        self,
+        url: str,
+        *,
+        read_any: bool = False,
+        max_bytes: int | None = None,
+        method: str = "GET",
     ) -> Response:
-        """One GET of ``url``, no redirect following. The body is read (up to ``max_bytes``
-        decoded bytes, default ``Limits.max_bytes``) when it is HTML, or always with
-        ``read_any``. Raises a :class:`~sitecrawl.FetchError` subclass when no usable
-        response arrives."""
+        """One GET (or ``method="HEAD"``) of ``url``, no redirect following. The body is read
+        (up to ``max_bytes`` decoded bytes, default ``Limits.max_bytes``) when it is HTML, or
+        always with ``read_any``. Raises a :class:`~sitecrawl.FetchError` subclass when no
+        usable response arrives."""
         if self.session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
         cap = self._config.limits.max_bytes if max_bytes is None else max_bytes
         started = time.perf_counter()
         with _map_errors(url):
-            async with self.session.get(url, allow_redirects=False) as resp:
+            async with self.session.request(method, url, allow_redirects=False) as resp:
                 headers = resp.headers
                 status = resp.status
                 location = headers.get("Location") if status in _REDIRECTS else None
@@ -150,7 +155,11 @@ class Fetcher:
                     robots_tag="\n".join(headers.getall("X-Robots-Tag", [])) or None,
                     ttfb_ms=round((time.perf_counter() - started) * 1000, 2),
                 )
-                if response.location is None and (read_any or response.is_html):
+                if (
+                    response.location is None
+                    and method != "HEAD"
+                    and (read_any or response.is_html)
+                ):
                     response.body, response.truncated = await _read_capped(resp, cap)
                     response.size_bytes = len(response.body)
         response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)

@@ -61,10 +61,15 @@ class PoliteClient:
         self.retries = 0  # retries made, all requests together
 
     async def get(
-        self, url: str, *, read_any: bool = False, max_bytes: int | None = None
+        self,
+        url: str,
+        *,
+        read_any: bool = False,
+        max_bytes: int | None = None,
+        method: str = "GET",
     ) -> tuple[Response | FetchError, int]:
-        """GET one hop of ``url`` politely; return the response (or the error) and the number
-        of attempts made."""
+        """GET (or HEAD) one hop of ``url`` politely; return the response (or the error) and
+        the number of attempts made."""
         politeness = self._politeness
         slot = self._throttle.slot(split_host(url))
         attempt = 0
@@ -74,7 +79,9 @@ class PoliteClient:
             result: Response | FetchError | None = None
             retry_after: float | None = None
             try:
-                result = await self._fetcher.get(url, read_any=read_any, max_bytes=max_bytes)
+                result = await self._fetcher.get(
+                    url, read_any=read_any, max_bytes=max_bytes, method=method
+                )
             except FetchError as exc:
                 result = exc
             finally:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
     from ..sinks import Sink
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -218,7 +219,7 @@ def open_sinks(paths: Sequence[str]) -> list[Sink]:
     return sinks
 
 
-def run_async(coro: Coroutine[Any, Any, int]) -> int:
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
     """The CLI's only event loop; uvloop when installed."""
     try:
         import uvloop

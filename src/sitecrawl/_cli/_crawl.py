@@ -21,6 +21,7 @@ from ._common import (
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
+    from .._crawler import CrawlStats
     from .._models import Page
     from ..frontier import SqliteFrontier
     from ..sinks import Sink
@@ -48,6 +49,9 @@ def add_command(commands: Any) -> None:
     crawl.add_argument(
         "--fresh", action="store_true", help="start over: forget what the state file holds"
     )
+    crawl.add_argument(
+        "--report", metavar="FILE", help="at the end, write the crawl's HTML report to FILE"
+    )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     add_crawl_options(crawl)
     crawl.set_defaults(handler=_execute)
@@ -72,10 +76,36 @@ def _execute(args: argparse.Namespace) -> int:
         state = SqliteFrontier(path, base_url=base_url, fresh=args.fresh)
     sinks = open_sinks(args.output)
     try:
+        if args.report:
+            return run_async(_crawl_and_report(config, sinks, state, args.report, args.quiet))
         return run_async(_crawl(config, sinks, state, quiet=args.quiet))
     finally:
         for sink in sinks:
             sink.close()
+
+
+async def _crawl_and_report(
+    config: CrawlConfig, sinks: list[Sink], state: SqliteFrontier | None, path: str, quiet: bool
+) -> int:
+    """Crawl, then write the report: from the state file, or from the records kept in memory
+    (their links included) when there is none. Written after an interrupted crawl too."""
+    from ._report import write_report
+    from ._store import CrawlRecords, collector, read_state
+
+    records = CrawlRecords(config.base_url)
+    finished: list[CrawlStats] = []
+    extra = [collector(records)] if state is None else []
+    code = await _crawl(
+        config, [*sinks, *extra], state, quiet=quiet, link_details=True, finished=finished
+    )
+    if state is not None:
+        records = await read_state(state.path)
+    elif finished:
+        records.seconds = finished[0].elapsed
+    write_report(records, path)
+    if not quiet:
+        print(f"report: {path}", file=sys.stderr)
+    return code
 
 
 def default_state_path(base_url: str) -> str:
@@ -86,8 +116,16 @@ def default_state_path(base_url: str) -> str:
 
 
 async def _crawl(
-    config: CrawlConfig, sinks: list[Sink], state: SqliteFrontier | None, *, quiet: bool
+    config: CrawlConfig,
+    sinks: list[Sink],
+    state: SqliteFrontier | None,
+    *,
+    quiet: bool,
+    link_details: bool = False,
+    finished: list[CrawlStats] | None = None,
 ) -> int:
+    """Run the crawl; ``link_details``: pages carry their links (for an audit of an in-memory
+    crawl); ``finished`` receives the crawl's stats."""
     from contextlib import AsyncExitStack
 
     from .._crawler import AsyncCrawler
@@ -102,7 +140,12 @@ async def _crawl(
             base_failure.append(page)
 
     crawler = AsyncCrawler(
-        config.base_url, config=config, frontier=state, on_page=on_page, keep_pages=False
+        config.base_url,
+        config=config,
+        frontier=state,
+        on_page=on_page,
+        keep_pages=False,
+        link_details=link_details or None,
     )
     main_task = asyncio.current_task()
 
@@ -130,8 +173,12 @@ async def _crawl(
                 await crawler.crawl()
             except asyncio.CancelledError:
                 interrupted = True
+            if state is not None:
+                state.add_crawl_time(crawler.stats.elapsed)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+    if finished is not None:
+        finished.append(crawler.stats)
     interrupted = interrupted or crawler.interrupted
     if not quiet:
         print(summary(crawler.stats), file=sys.stderr)

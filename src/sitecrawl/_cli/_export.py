@@ -1,4 +1,5 @@
-"""``sitecrawl export STATE.db -o FILE``: write a state file's pages out."""
+"""``sitecrawl export STATE.db [--table pages|links|redirects|images] -o FILE``: write one
+table of a state file out (.csv, .jsonl, .json, .parquet)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import EXIT_OK, open_sinks, run_async
+from ._common import EXIT_OK, UsageError, open_sinks, run_async
+
+TABLE_NAMES = ("pages", "links", "redirects", "images")
 
 
 def add_command(commands: Any) -> None:
-    export = commands.add_parser("export", help="write the pages of a crawl's state file")
+    export = commands.add_parser("export", help="write a table of a crawl's state file")
     export.add_argument("state", metavar="STATE", help="a state file written by 'crawl'")
     export.add_argument(
         "-o",
@@ -18,7 +21,15 @@ def add_command(commands: Any) -> None:
         action="append",
         required=True,
         metavar="FILE",
-        help="write pages to FILE (.csv, .jsonl, .json; - for JSONL on stdout); repeatable",
+        help="write the table to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout);"
+        " repeatable",
+    )
+    export.add_argument(
+        "-t",
+        "--table",
+        choices=TABLE_NAMES,
+        default="pages",
+        help="which table: pages (default), links, redirects or images",
     )
     export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     export.set_defaults(handler=_execute)
@@ -26,6 +37,9 @@ def add_command(commands: Any) -> None:
 
 def _execute(args: argparse.Namespace) -> int:
     from ..frontier import SqliteFrontier
+
+    if args.table != "pages" or any(out.lower().endswith(".parquet") for out in args.output):
+        return _export_table(args)
 
     async def export() -> int:
         count = 0
@@ -44,3 +58,25 @@ def _execute(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return run_async(export())
+
+
+def _export_table(args: argparse.Namespace) -> int:
+    """Any table, any format: built from the state file's pages (:mod:`sitecrawl._tables`)."""
+    from .._exceptions import ConfigError
+    from .._tables import TABLES, table_rows
+    from ..sinks import write_table
+    from ._store import read_state
+
+    records = run_async(read_state(args.state))
+    table = TABLES[args.table]
+    count = 0
+    for path in args.output:
+        try:
+            count = write_table(path, table, table_rows(table, records.pages, records.base_url))
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
+    if not args.quiet:
+        print(f"{count:,} {args.table} rows from {args.state}", file=sys.stderr)
+    return EXIT_OK

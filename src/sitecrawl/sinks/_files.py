@@ -29,23 +29,34 @@ LIST_SEPARATOR = ";"
 FLUSH_EVERY = 0.2  # seconds: streamed outputs are at most this far behind the crawl
 
 
+#: What a spreadsheet runs as a formula when a cell starts with it (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one that would start a formula gets a ``'``."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def _cell(item: object) -> str:
     """A list item in a CSV cell: a redirect hop ``(url, status)`` reads ``url 301``."""
     return " ".join(map(str, item)) if isinstance(item, tuple | list) else str(item)
 
 
 def csv_row(record: dict[str, Any]) -> list[str]:
-    """One CSV row from a page dict: lists joined by ``;``, None as an empty cell."""
-    row = []
-    for source in _CSV_SOURCES:
-        value = record.get(source)
-        if value is None:
-            row.append("")
-        elif isinstance(value, list):
-            row.append(LIST_SEPARATOR.join(_cell(item) for item in value))
-        else:
-            row.append(str(value))
-    return row
+    """One CSV row from a page dict: lists joined by ``;``, None as an empty cell, formulas
+    neutralized (:func:`safe_cell`)."""
+    return [csv_cell(record.get(source)) for source in _CSV_SOURCES]
+
+
+def csv_cell(value: object) -> str:
+    """A value as a CSV cell: None empty, lists joined by ``;`` (a pair ``(url, 301)`` reads
+    ``url 301``), formulas neutralized."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return safe_cell(LIST_SEPARATOR.join(_cell(item) for item in value))
+    return safe_cell(str(value))
 
 
 class _FileSink(Sink):

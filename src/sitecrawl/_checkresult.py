@@ -1,0 +1,250 @@
+"""What ``sitecrawl check`` found, and its two renderings: text and JUnit XML. Pure, no I/O.
+
+:func:`check_outcome` joins a crawl's page records with the targets checked apart from the
+crawl (:class:`~sitecrawl._linkcheck.TargetStatus`) and runs the audit on them: broken links
+grouped by target with their referrers, redirected links as warnings with their chain, and one
+:class:`CheckedTarget` per distinct link target whose state is known (a JUnit test case each).
+
+The JUnit XML follows the Ant JUnit format that CI systems read (Jenkins, GitLab, GitHub
+actions): one ``<testsuite>`` with ``<properties>``, a ``<testcase>`` per checked target
+(``classname`` internal or external, ``name`` the URL), a ``<failure>`` for each broken one
+(and each redirected one with ``--fail-on-redirect``), warnings in ``<system-out>``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ._audit import OUT_OF_SCOPE, BrokenLink, Referrer, audit, page_key
+from ._linkcheck import TargetStatus
+from ._models import Page
+from ._sitedata import Hop, LinkRow
+from ._tables import site_rows
+
+
+@dataclass(frozen=True, slots=True)
+class RedirectedLink:
+    """A link target that redirected: the 3xx hops, where it ended, who links to it."""
+
+    url: str
+    hops: tuple[Hop, ...]
+    final_url: str | None
+    final_status: int | None
+    referrers: tuple[Referrer, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedTarget:
+    """One distinct link target whose answer is known (crawled, or checked apart)."""
+
+    url: str
+    internal: bool
+    status: int | None
+    error: str | None
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckOutcome:
+    base_url: str
+    broken: tuple[BrokenLink, ...]
+    redirects: tuple[RedirectedLink, ...]
+    checked: tuple[CheckedTarget, ...]
+    unchecked: int
+    fail_on_redirect: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.broken) or (self.fail_on_redirect and bool(self.redirects))
+
+
+def check_outcome(
+    pages: Sequence[Page],
+    base_url: str,
+    checked: Mapping[str, TargetStatus],
+    *,
+    fail_on_redirect: bool = False,
+) -> CheckOutcome:
+    def target_status(url: str) -> tuple[int | None, str | None] | None:
+        found = checked.get(url)
+        return None if found is None else (found.status, found.error)
+
+    rows = site_rows(pages, base_url, target_status=target_status)
+    findings = audit(rows.pages, rows.links, rows.images, start_url=base_url)
+    referrers = _referrers(rows.links)
+    broken_keys = {page_key(b.target_url) for b in findings.broken_links}
+    by_key = {page_key(page.url): page for page in pages}
+    redirects: dict[str, RedirectedLink] = {}
+    for chain in findings.redirect_chains:
+        key = page_key(chain.url)
+        if chain.referrers and key not in broken_keys:
+            redirects[key] = RedirectedLink(
+                chain.url, chain.hops, chain.final_url, chain.final_status, chain.referrers
+            )
+    for page in pages:  # redirects that left the site: a warning, the target is not checked
+        key = page_key(page.url)
+        if (
+            page.error is not None
+            and page.error.startswith(OUT_OF_SCOPE)
+            and page.status is not None
+            and key in referrers
+        ):
+            location = page.error.partition(": ")[2] or None
+            hops = (*page.redirects, (page.final_url or page.url, page.status))
+            redirects[key] = RedirectedLink(page.url, hops, location, None, referrers[key])
+    for url, status in checked.items():
+        key = page_key(url)
+        if status.hops and not status.broken and key in referrers:
+            redirects.setdefault(
+                key,
+                RedirectedLink(url, status.hops, status.final_url, status.status, referrers[key]),
+            )
+    targets: dict[str, CheckedTarget] = {}
+    unchecked: set[str] = set()
+    for link in rows.links:
+        key = page_key(link.target_url)
+        if key in targets or key in unchecked:
+            continue
+        found = checked.get(link.target_url)
+        target_page = by_key.get(key)
+        if found is not None:
+            targets[key] = CheckedTarget(
+                link.target_url, link.internal, found.status, found.error, 0.0
+            )
+        elif target_page is not None:
+            seconds = (target_page.response_time_ms or 0.0) / 1000
+            targets[key] = CheckedTarget(
+                link.target_url, link.internal, target_page.status, target_page.error, seconds
+            )
+        else:
+            unchecked.add(key)
+    return CheckOutcome(
+        base_url=base_url,
+        broken=findings.broken_links,
+        redirects=tuple(sorted(redirects.values(), key=lambda r: r.url)),
+        checked=tuple(targets.values()),
+        unchecked=len(unchecked),
+        fail_on_redirect=fail_on_redirect,
+    )
+
+
+def _referrers(links: Sequence[LinkRow]) -> dict[str, tuple[Referrer, ...]]:
+    found: defaultdict[str, set[Referrer]] = defaultdict(set)
+    for link in links:
+        found[page_key(link.target_url)].add(Referrer(link.source_url, link.anchor_text, link.kind))
+    return {
+        key: tuple(sorted(refs, key=lambda r: (r.source_url, r.kind, r.anchor_text or "")))
+        for key, refs in found.items()
+    }
+
+
+# -- text -----------------------------------------------------------------------------------
+
+
+def _referrer_lines(referrers: tuple[Referrer, ...]) -> list[str]:
+    lines = []
+    for ref in referrers:
+        text = "" if ref.anchor_text is None else f' "{ref.anchor_text}"'
+        lines.append(f"    from {ref.source_url}{text} [{ref.kind}]")
+    return lines
+
+
+def _chain(link: RedirectedLink) -> str:
+    steps = [f"{url} ({status})" for url, status in link.hops]
+    steps.append(f"{link.final_url or '?'} ({link.final_status or 'not followed'})")
+    return " -> ".join(steps)
+
+
+def format_text(outcome: CheckOutcome) -> str:
+    """The human report: each broken target with its referrers, then the redirects."""
+    lines: list[str] = []
+    for broken in outcome.broken:
+        scope = "internal" if broken.internal else "external"
+        lines.append(f"BROKEN {broken.target_url}  {broken.reason}  ({scope})")
+        lines += _referrer_lines(broken.referrers)
+    label = "REDIRECT" if outcome.fail_on_redirect else "warning: redirect"
+    for link in outcome.redirects:
+        lines.append(f"{label} {link.url}  {_chain(link)}")
+        lines += _referrer_lines(link.referrers)
+    lines.append(summary_line(outcome))
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(outcome: CheckOutcome) -> str:
+    n = len(outcome.checked)
+    line = (
+        f"{n:,} link target{'s' * (n != 1)} checked: {len(outcome.broken):,} broken,"
+        f" {len(outcome.redirects):,} redirected"
+    )
+    if outcome.unchecked:
+        line += f"; {outcome.unchecked:,} not checked (external without --external, or past limits)"
+    return line
+
+
+# -- JUnit XML ------------------------------------------------------------------------------
+
+# Characters XML 1.0 cannot carry at all (control characters but tab, LF, CR; lone surrogates).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def junit_xml(
+    outcome: CheckOutcome, *, timestamp: datetime, hostname: str, seconds: float
+) -> bytes:
+    """The outcome as a JUnit XML document (UTF-8)."""
+    broken = {page_key(b.target_url): b for b in outcome.broken}
+    redirected = {page_key(r.url): r for r in outcome.redirects}
+    failures = 0
+    suite = ET.Element("testsuite")
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="base_url", value=_xml_text(outcome.base_url))
+    ET.SubElement(
+        properties, "property", name="fail_on_redirect", value=str(outcome.fail_on_redirect)
+    )
+    warnings: list[str] = []
+    for target in outcome.checked:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            name=_xml_text(target.url),
+            classname="internal" if target.internal else "external",
+            time=f"{target.seconds:.3f}",
+        )
+        key = page_key(target.url)
+        if (found := broken.get(key)) is not None:
+            failures += 1
+            failure = ET.SubElement(case, "failure", message=_xml_text(found.reason), type="broken")
+            failure.text = _xml_text("\n".join(_referrer_lines(found.referrers)))
+        elif (link := redirected.get(key)) is not None:
+            text = "\n".join([f"redirects: {_chain(link)}", *_referrer_lines(link.referrers)])
+            if outcome.fail_on_redirect:
+                failures += 1
+                failure = ET.SubElement(case, "failure", message="redirected", type="redirect")
+                failure.text = _xml_text(text)
+            else:
+                warnings.append(f"warning: {link.url} {text}")
+    ET.SubElement(suite, "system-out").text = _xml_text("\n".join(warnings))
+    ET.SubElement(suite, "system-err").text = ""
+    suite.attrib.update(
+        {
+            "name": "sitecrawl check",
+            "timestamp": timestamp.strftime("%Y-%m-%dT%H:%M:%S"),
+            "hostname": hostname or "localhost",
+            "tests": str(len(outcome.checked)),
+            "failures": str(failures),
+            "errors": "0",
+            "skipped": "0",
+            "time": f"{seconds:.3f}",
+        }
+    )
+    ET.indent(suite)
+    document: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+    return document + b"\n"

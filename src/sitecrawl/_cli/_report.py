@@ -1,0 +1,53 @@
+"""``sitecrawl report STATE.db -o report.html``: the one-file HTML report of a crawl."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ._common import EXIT_OK, UsageError, run_async
+
+if TYPE_CHECKING:
+    from ._store import CrawlRecords
+
+
+def add_command(commands: Any) -> None:
+    report = commands.add_parser("report", help="write the HTML report of a crawl's state file")
+    report.add_argument("state", metavar="STATE", help="a state file written by 'crawl'")
+    report.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the HTML file to write"
+    )
+    report.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    report.set_defaults(handler=_execute)
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from ._store import read_state
+
+    records = run_async(read_state(args.state))
+    write_report(records, args.output)
+    if not args.quiet:
+        print(f"report of {len(records.pages):,} pages: {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def write_report(records: CrawlRecords, path: str) -> None:
+    """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``."""
+    from .._tables import site_rows
+    from ..report import ReportData, render_report
+
+    rows = site_rows(records.pages, records.base_url)
+    data = ReportData.build(
+        base_url=records.base_url,
+        pages=rows.pages,
+        links=rows.links,
+        images=rows.images,
+        duration_s=records.seconds,
+    )
+    html = render_report(data)
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(html)
+    except OSError as exc:
+        raise UsageError(f"cannot write report: {exc.strerror or exc} ({path})") from None

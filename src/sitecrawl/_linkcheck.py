@@ -1,0 +1,154 @@
+"""Checking link targets the crawl did not fetch: each distinct URL once, HEAD first.
+
+:class:`LinkChecker` asks each URL with HEAD and falls back to GET when HEAD is refused
+(405, 501) or fails without a timeout (servers that mishandle HEAD drop the connection or send
+garbage; a timeout is not waited for twice). Redirects are followed hop by hop to any http(s)
+host, at most ``Limits.max_redirects``. Every request goes through the crawl's machinery
+(:class:`~sitecrawl._pagejob.PoliteClient`): the host's politeness slot, retries with backoff
+on timeouts, connection errors and 408/429/5xx. URLs inside the crawl's scope obey its
+robots.txt (a disallowed one is reported ``blocked by robots.txt``, unfetched); other hosts'
+robots.txt is not read: a link check asks once per URL, as a visitor following the link would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import TracebackType
+
+from ._config import CrawlConfig
+from ._exceptions import BlockedByRobots, FetchError, FetchTimeout
+from ._fetcher import Fetcher, Response, next_hop
+from ._pagejob import BLOCKED, PoliteClient
+from ._robots import RobotsCache, RobotsRules, product_token
+from ._throttle import Throttle
+from ._urls import Scope, split_host
+
+HEAD_REFUSED = frozenset({405, 501})
+
+
+@dataclass(frozen=True, slots=True)
+class TargetStatus:
+    """How one URL answered: ``status`` of the last response (None when none came),
+    ``error`` (None when it answered below 400), the redirect ``hops`` followed and where
+    they ended, the method that gave the answer and the attempts of its last request."""
+
+    url: str
+    status: int | None
+    error: str | None
+    hops: tuple[tuple[str, int], ...] = ()
+    final_url: str | None = None
+    method: str = "HEAD"
+    attempts: int = 0
+
+    @property
+    def broken(self) -> bool:
+        """4xx/5xx, no answer, or a redirect chain that went nowhere (loop, too long)."""
+        return self.error is not None
+
+
+class LinkChecker:
+    """``async with LinkChecker(config, scope) as checker: found = await checker.check(urls)``."""
+
+    def __init__(self, config: CrawlConfig, scope: Scope) -> None:
+        self._config = config
+        self._scope = scope
+        self._fetcher = Fetcher(config, scope)
+        self.throttle = Throttle(config.politeness, max_concurrency=config.limits.max_concurrency)
+        self._client = PoliteClient(self._fetcher, self.throttle, config)
+        self._robots: RobotsCache | None = None
+        if config.politeness.obey_robots:
+            self._robots = RobotsCache(
+                self._client.get_robots, product_token(config.user_agent), on_rules=self._on_rules
+            )
+
+    async def __aenter__(self) -> LinkChecker:
+        await self._fetcher.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._fetcher.__aexit__(exc_type, exc, tb)
+
+    @property
+    def retries(self) -> int:
+        return self._client.retries
+
+    def _on_rules(self, origin: str, rules: RobotsRules) -> None:
+        self.throttle.slot(split_host(origin)).set_crawl_delay(rules.crawl_delay)
+
+    async def check(self, urls: Iterable[str]) -> dict[str, TargetStatus]:
+        """Check each distinct URL once, ``Limits.max_concurrency`` at a time (per host: its
+        slot's limit); return URL -> :class:`TargetStatus`."""
+        queue = deque(dict.fromkeys(urls))
+        found: dict[str, TargetStatus] = {}
+
+        async def worker() -> None:
+            while queue:
+                url = queue.popleft()
+                found[url] = await self.check_one(url)
+
+        async with asyncio.TaskGroup() as workers:
+            for _ in range(min(len(queue), self._config.limits.max_concurrency)):
+                workers.create_task(worker())
+        return found
+
+    async def _blocked(self, url: str) -> str | None:
+        """Why robots.txt keeps us from ``url`` (in scope only), or None."""
+        if self._robots is None or not self._scope.contains(url):
+            return None
+        rules = self._robots.cached(url) or await self._robots.rules(url)
+        if rules.reason is not None:
+            return rules.reason
+        return None if rules.allowed(url) else BLOCKED
+
+    async def check_one(self, url: str) -> TargetStatus:
+        hops: list[tuple[str, int]] = []
+        visited = {url}
+        current = url
+        method = "HEAD"
+        while True:
+            if (reason := await self._blocked(current)) is not None:
+                return TargetStatus(url, None, reason, tuple(hops), current, method, 0)
+            result, attempts = await self._client.get(current, method=method, max_bytes=1)
+            if method == "HEAD" and _head_refused(result):
+                method = "GET"
+                continue
+            if isinstance(result, FetchError):
+                return TargetStatus(
+                    url, result.status, str(result), tuple(hops), current, method, attempts
+                )
+            if result.location is None:
+                error = f"HTTP {result.status}" if result.status >= 400 else None
+                return TargetStatus(
+                    url, result.status, error, tuple(hops), current, method, attempts
+                )
+            try:
+                target = next_hop(
+                    current,
+                    result.status,
+                    result.location,
+                    visited,
+                    hops,
+                    None,
+                    self._config.limits.max_redirects,
+                )
+            except FetchError as exc:  # a loop, too many hops, or not http(s)
+                return TargetStatus(
+                    url, result.status, str(exc), tuple(hops), current, method, attempts
+                )
+            hops.append((current, result.status))
+            visited.add(target)
+            current = target
+
+
+def _head_refused(result: Response | FetchError) -> bool:
+    if isinstance(result, FetchError):
+        return not isinstance(result, FetchTimeout | BlockedByRobots)
+    return result.status in HEAD_REFUSED
