@@ -196,6 +196,10 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
+def _junit_lines(referrers: tuple[Referrer, ...]) -> list[str]:
+    return [line.strip() for line in _referrer_lines(referrers)]
+
+
 def junit_xml(
     outcome: CheckOutcome, *, timestamp: datetime, hostname: str, seconds: float
 ) -> bytes:
@@ -222,9 +226,9 @@ def junit_xml(
         if (found := broken.get(key)) is not None:
             failures += 1
             failure = ET.SubElement(case, "failure", message=_xml_text(found.reason), type="broken")
-            failure.text = _xml_text("\n".join(_referrer_lines(found.referrers)))
+            failure.text = _xml_text("\n".join(_junit_lines(found.referrers)))
         elif (link := redirected.get(key)) is not None:
-            text = "\n".join([f"redirects: {_chain(link)}", *_referrer_lines(link.referrers)])
+            text = "\n".join([f"redirects: {_chain(link)}", *_junit_lines(link.referrers)])
             if outcome.fail_on_redirect:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message="redirected", type="redirect")
