@@ -113,7 +113,8 @@ def test_external_checks_each_url_once_head_then_get_politely_with_retries(
     assert external[f"BROKEN {ext.broken}/error  HTTP 500  (external)"] == [
         f'from {s}/ "Erroring" [a]'
     ]
-    moved = f"warning: redirect {ext.healthy}/moved  {ext.healthy}/moved (301) -> {ext.healthy}/ok (200)"
+    h = ext.healthy
+    moved = f"warning: redirect {h}/moved  {h}/moved (301) -> {h}/ok (200)"
     assert external[moved] == [f'from {s}/ "Moved away" [a]']
     assert "17 link targets checked: 7 broken, 2 redirected\n" in out
     # HEAD first; GET only where HEAD was refused (405); the 503 was retried and then passed;
