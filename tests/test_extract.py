@@ -156,7 +156,11 @@ def test_every_link_kind_images_with_alt_and_page_fields_in_one_parse() -> None:
     assert data.lang == "fr-CA"
     assert data.hreflang == [("en", "https://site.test/en/"), ("de", "https://site.test/de/")]
     assert data.word_count == 6  # One two Three four, five. six
+    # Without a page store only the per-link details are left out; the record is the same.
     plain = parse_html(html, "https://site.test/page")
-    assert plain.links == [] and (plain.word_count, plain.lang) == (6, "fr-CA")
+    assert plain.links == []
+    assert (plain.h2, plain.hreflang, plain.word_count) == (data.h2, data.hreflang, 6)
+    assert (plain.lang, plain.image_urls) == ("fr-CA", data.image_urls)
+    assert plain.outgoing_links == ["https://site.test/b/x"]
     assert parse_html("<p>a\u00a0b c\td\u00e9</p>", "https://site.test/").word_count == 3
     assert parse_html("", "https://site.test/").word_count == 0

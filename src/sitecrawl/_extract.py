@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ._models import Link
-from ._urls import JoinCache, join, resolve_all
+from ._urls import JoinCache, join
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _BOMS = (
@@ -173,33 +174,71 @@ def parse_html(
         resolved := join(page_url, base_href)
     ):
         base = resolved
-    resolve = joins.resolve_all if joins is not None else resolve_all
     canonical = _attr(head.css_first('link[rel~="canonical" i][href]'), "href")
-    hrefs, followed = _links(tree)
-    outgoing_links = resolve(base, hrefs)
+    nodes, hrefs, rels = _anchors(tree)
+    urls = _join_each(joins, base, hrefs)
+    outgoing_links = _distinct(urls)
+    nofollow = [i for i, rel in enumerate(rels) if rel and "nofollow" in rel.lower().split()]
+    if nofollow:
+        skip = set(nofollow)
+        follow_links = _distinct(url for i, url in enumerate(urls) if i not in skip)
+    else:
+        follow_links = outgoing_links
     srcs, alts = _images(tree)
-    links = _all_links(tree, base, joins, srcs, alts) if anchors else []
+    image_urls = _join_each(joins, base, srcs)
     root = tree.root
-    return Extracted(
+    data = Extracted(
         title=_text(tree.css_first("title")),
         h1=_text(tree.css_first("h1")),
         first_paragraph=_text(_first_paragraph(tree)),
         meta_description=_attr(head.css_first('meta[name="description" i]'), "content"),
         canonical=join(base, canonical) if canonical else None,
         outgoing_links=outgoing_links,
-        image_urls=resolve(base, srcs),
-        follow_links=outgoing_links if followed is None else resolve(base, followed),
+        image_urls=_distinct(image_urls),
+        follow_links=follow_links,
         robots_meta=_attr(head.css_first('meta[name="robots" i]'), "content"),
-        links=links,
-        h2=[_clean(node.text()) for node in tree.tags("h2")],
         lang=_attr(root, "lang") if root is not None else None,
-        hreflang=_hreflang(head, base),
-        word_count=_word_count(tree),  # last: it strips scripts and styles from the tree
+        h2=[_clean(node.text()) for node in tree.tags("h2")],
+        hreflang=_hreflang(tree, base),
     )
+    if anchors:
+        data.links = [
+            (url, _clean(node.text()), rel.strip() if rel else None, "a")
+            for url, node, rel in zip(urls, nodes, rels, strict=True)
+            if url is not None
+        ]
+        data.links += [
+            (url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url
+        ]
+        data.links += _resource_links(tree, base, joins)
+    data.word_count = _word_count(tree)  # last: it strips scripts and styles from the tree
+    return data
 
 
 def _join_each(joins: JoinCache | None, base: str, hrefs: list[str]) -> list[str | None]:
     return joins.join_each(base, hrefs) if joins is not None else [join(base, h) for h in hrefs]
+
+
+def _distinct(urls: Iterable[str | None]) -> list[str]:
+    """The URLs that resolved, first occurrence of each, in order."""
+    return list(dict.fromkeys(url for url in urls if url is not None))
+
+
+def _anchors(
+    tree: LexborHTMLParser,
+) -> tuple[list[LexborNode], list[str], list[str | None]]:
+    """Every ``<a href>``: its node, ``href`` and ``rel``, in document order."""
+    nodes: list[LexborNode] = []
+    hrefs: list[str] = []
+    rels: list[str | None] = []
+    for node in tree.tags("a"):
+        attributes = node.attributes
+        href = attributes.get("href")
+        if href is not None:
+            nodes.append(node)
+            hrefs.append(href)
+            rels.append(attributes.get("rel"))
+    return nodes, hrefs, rels
 
 
 def _images(tree: LexborHTMLParser) -> tuple[list[str], list[str | None]]:
@@ -220,33 +259,9 @@ def _images(tree: LexborHTMLParser) -> tuple[list[str], list[str | None]]:
 _CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
 
 
-def _all_links(
-    tree: LexborHTMLParser,
-    base: str,
-    joins: JoinCache | None,
-    srcs: list[str],
-    alts: list[str | None],
-) -> list[Link]:
-    """Every link resolving to http(s): ``<a href>`` with text and rel, ``<img src>`` with its
-    alt, then ``<link href>`` (not preconnect/dns-prefetch), ``<script src>``, ``<iframe src>``."""
-    anchors: list[tuple[LexborNode, str | None]] = []
-    hrefs: list[str] = []
-    for node in tree.tags("a"):
-        attributes = node.attributes
-        href = attributes.get("href")
-        if href is not None:
-            anchors.append((node, attributes.get("rel")))
-            hrefs.append(href)
-    links: list[Link] = [
-        (url, _clean(node.text()), rel.strip() if rel else None, "a")
-        for url, (node, rel) in zip(_join_each(joins, base, hrefs), anchors, strict=True)
-        if url is not None
-    ]
-    links += [
-        (url, alt, None, "img")
-        for url, alt in zip(_join_each(joins, base, srcs), alts, strict=True)
-        if url is not None
-    ]
+def _resource_links(tree: LexborHTMLParser, base: str, joins: JoinCache | None) -> list[Link]:
+    """``<link href>`` (not preconnect/dns-prefetch), ``<script src>``, ``<iframe src>``."""
+    links: list[Link] = []
     for tag, name in (("link", "href"), ("script", "src"), ("iframe", "src")):
         values: list[str] = []
         rels: list[str | None] = []
@@ -269,13 +284,20 @@ def _all_links(
     return links
 
 
-def _hreflang(head: LexborHTMLParser | LexborNode, base: str) -> list[tuple[str, str]]:
-    """``<link rel="alternate" hreflang href>`` as ``(lang, absolute url)`` pairs."""
+def _hreflang(tree: LexborHTMLParser, base: str) -> list[tuple[str, str]]:
+    """``<link rel="alternate" hreflang href>`` as ``(lang, absolute url)`` pairs. (A scan of
+    ``link`` tags: a third of the cost of the equivalent case-insensitive CSS query.)"""
     pairs = []
-    for node in head.css('link[rel~="alternate" i][hreflang][href]'):
+    for node in tree.tags("link"):
         attributes = node.attributes
-        lang, href = attributes.get("hreflang"), attributes.get("href")
-        if lang and href and (url := join(base, href)):
+        lang, href, rel = attributes.get("hreflang"), attributes.get("href"), attributes.get("rel")
+        if (
+            lang
+            and href
+            and rel
+            and "alternate" in rel.lower().split()
+            and (url := join(base, href))
+        ):
             pairs.append((lang.strip(), url))
     return pairs
 
@@ -300,26 +322,6 @@ def _word_count(tree: LexborHTMLParser) -> int:
 def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
     main = tree.css_first("main")
     return (main.css_first("p") if main is not None else None) or tree.css_first("p")
-
-
-def _links(tree: LexborHTMLParser) -> tuple[list[str], list[str] | None]:
-    """Every ``<a href>`` value in document order, and those without ``rel="nofollow"``
-    (None when that is all of them, the usual case: no second resolve pass)."""
-    hrefs: list[str] = []
-    followed: list[str] | None = None
-    for node in tree.tags("a"):
-        attrs = node.attributes
-        href = attrs.get("href")
-        if href is None:
-            continue
-        rel = attrs.get("rel")
-        if rel and "nofollow" in rel.lower().split():
-            if followed is None:
-                followed = hrefs.copy()
-        elif followed is not None:
-            followed.append(href)
-        hrefs.append(href)
-    return hrefs, followed
 
 
 # The course's helpers: the names are a promise to users; each parses its input.
