@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitecrawl.frontier import Frontier, MemoryFrontier, SqliteFrontier
+from redis_server import shared_server
+from sitecrawl.frontier import Frontier, MemoryFrontier, RedisFrontier, SqliteFrontier
 
 BASE_URL = "http://site.test/"
 
@@ -28,6 +29,12 @@ BACKENDS: tuple[Backend, ...] = (
     Backend(
         "sqlite",
         lambda place: SqliteFrontier(place / "state.db", base_url=BASE_URL),
+        durable=True,
+    ),
+    Backend(
+        "redis",
+        # One crawl per test directory, in the session's redis-server.
+        lambda place: RedisFrontier(shared_server().url, crawl_id=place.name, base_url=BASE_URL),
         durable=True,
     ),
 )
