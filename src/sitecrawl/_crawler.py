@@ -72,7 +72,8 @@ class AsyncCrawler:
     same crawl again resumes it; by default everything lives in memory. Either way
     ``page_data`` holds this run's pages (``keep_pages=False``: none). ``link_details``: fill
     each :class:`Page`'s ``links`` (every link's text, rel and kind) for the hooks; the default
-    is to do so only when the frontier stores pages.
+    is to do so only when the frontier stores pages. ``throttle`` replaces
+    the in-process per-host slots (a crawl shared by many processes passes a ``RedisThrottle``).
 
     The course's attributes are kept: ``base_url``, ``base_domain``, ``page_data`` (normalized
     URL -> page dict), ``lock``, ``max_concurrency``, ``semaphore`` and ``session`` (the
@@ -97,6 +98,7 @@ class AsyncCrawler:
         keep_pages: bool = True,
         state: str | os.PathLike[str] | None = None,
         link_details: bool | None = None,
+        throttle: Throttle | None = None,
     ) -> None:
         if config is None:
             config = CrawlConfig(
@@ -133,7 +135,9 @@ class AsyncCrawler:
         self._parser = Parser(config.processes, anchors=link_details)
         self._resources = contextlib.AsyncExitStack()
         politeness = config.politeness
-        self.throttle = Throttle(politeness, max_concurrency=self.max_concurrency)
+        if throttle is None:
+            throttle = Throttle(politeness, max_concurrency=self.max_concurrency)
+        self.throttle = throttle
         self._client = PoliteClient(self._fetcher, self.throttle, config)
         self.robots: RobotsCache | None = None
         if politeness.obey_robots:

@@ -18,6 +18,7 @@ from ._common import (
     open_sinks,
     run_async,
 )
+from ._redis import add_lease_option, add_redis_options, seed_and_work
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
@@ -54,6 +55,8 @@ def add_command(commands: Any) -> None:
     )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     add_crawl_options(crawl)
+    add_redis_options(crawl, required=False)
+    add_lease_option(crawl)
     crawl.set_defaults(handler=_execute)
 
 
@@ -68,6 +71,10 @@ def _execute(args: argparse.Namespace) -> int:
         base_url = parse_base_url(args.url)
     except SitecrawlError as exc:
         raise UsageError(str(exc)) from None
+    if args.redis is not None:
+        return seed_and_work(args, config, args.output)
+    if args.crawl_id is not None:
+        raise UsageError("--crawl-id names a crawl in Redis: add --redis URL")
     state = None
     if not args.no_state:
         from ..frontier import SqliteFrontier

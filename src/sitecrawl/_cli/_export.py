@@ -8,13 +8,14 @@ import sys
 from typing import Any
 
 from ._common import EXIT_OK, UsageError, open_sinks, run_async
+from ._redis import add_redis_options, check_source, export_redis, read_redis
 
 TABLE_NAMES = ("pages", "links", "redirects", "images")
 
 
 def add_command(commands: Any) -> None:
     export = commands.add_parser("export", help="write a table of a crawl's state file")
-    export.add_argument("state", metavar="STATE", help="a state file written by 'crawl'")
+    export.add_argument("state", metavar="STATE", nargs="?", help="a state file written by 'crawl'")
     export.add_argument(
         "-o",
         "--output",
@@ -32,14 +33,17 @@ def add_command(commands: Any) -> None:
         help="which table: pages (default), links, redirects or images",
     )
     export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    add_redis_options(export, required=False)
     export.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ..frontier import SqliteFrontier
-
+    check_source(args)
     if args.table != "pages" or any(out.lower().endswith(".parquet") for out in args.output):
         return _export_table(args)
+    if args.redis is not None:
+        return export_redis(args)
+    from ..frontier import SqliteFrontier
 
     async def export() -> int:
         count = 0
@@ -67,7 +71,7 @@ def _export_table(args: argparse.Namespace) -> int:
     from ..sinks import write_table
     from ._store import read_state
 
-    records = run_async(read_state(args.state))
+    records = run_async(read_redis(args) if args.redis else read_state(args.state))
     table = TABLES[args.table]
     count = 0
     for path in args.output:
@@ -78,5 +82,6 @@ def _export_table(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
     if not args.quiet:
-        print(f"{count:,} {args.table} rows from {args.state}", file=sys.stderr)
+        source = args.state or f"crawl {args.crawl_id} in Redis"
+        print(f"{count:,} {args.table} rows from {source}", file=sys.stderr)
     return EXIT_OK

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
+from ._redis import add_redis_options, check_source, read_redis
 
 if TYPE_CHECKING:
     from ._store import CrawlRecords
@@ -14,18 +15,20 @@ if TYPE_CHECKING:
 
 def add_command(commands: Any) -> None:
     report = commands.add_parser("report", help="write the HTML report of a crawl's state file")
-    report.add_argument("state", metavar="STATE", help="a state file written by 'crawl'")
+    report.add_argument("state", metavar="STATE", nargs="?", help="a state file written by 'crawl'")
     report.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="the HTML file to write"
     )
     report.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    add_redis_options(report, required=False)
     report.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:
     from ._store import read_state
 
-    records = run_async(read_state(args.state))
+    check_source(args)
+    records = run_async(read_redis(args) if args.redis else read_state(args.state))
     write_report(records, args.output)
     if not args.quiet:
         print(f"report of {len(records.pages):,} pages: {args.output}", file=sys.stderr)

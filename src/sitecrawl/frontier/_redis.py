@@ -232,7 +232,8 @@ class RedisFrontier(Frontier):
         self._client: Any = None  # redis.asyncio.Redis: its stubs type pipelines poorly
         self._leases: dict[str, str] = {}  # request key -> member
         self._scripts: dict[str, AsyncScript] = {}
-        self._heartbeat: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None  # from the first next(): a worker
+        self._opened = 0
         k = self.prefix
         self._k_counts, self._k_queue, self._k_leases = k + "counts", k + "queue", k + "leases"
         self._k_owners, self._k_pages, self._k_workers = k + "owners", k + "pages", k + "workers"
@@ -247,6 +248,16 @@ class RedisFrontier(Frontier):
         return self._client
 
     async def open(self) -> None:
+        self._opened += 1
+        if self._opened > 1:  # nested use (the CLI reads the config, then the crawler opens)
+            return
+        try:
+            await self._open()
+        except BaseException:
+            self._opened = 0
+            raise
+
+    async def _open(self) -> None:
         redis = self._redis = _import_redis()
         where = redact(self.url)
         try:
@@ -275,12 +286,10 @@ class RedisFrontier(Frontier):
             self._scripts[name] = client.register_script(source)
         try:
             await self.call(self._bind)
-            await self._beat()
         except BaseException:
             self._client = None
             await client.aclose()
             raise
-        self._heartbeat = asyncio.create_task(self._heartbeats())
 
     async def _bind(self) -> None:
         """Create or join the crawl: check what ``config`` holds."""
@@ -333,8 +342,9 @@ class RedisFrontier(Frontier):
         return deleted
 
     async def close(self) -> None:
+        self._opened = max(0, self._opened - 1)
         client = self._client
-        if client is None:
+        if client is None or self._opened:
             return
         if self._heartbeat is not None:
             self._heartbeat.cancel()
@@ -406,6 +416,9 @@ class RedisFrontier(Frontier):
         return bool(await self.call(lambda: script(keys, [fp])))
 
     async def next(self) -> Request | None:
+        if self._heartbeat is None:  # a worker from now on: alive, renewing its leases
+            await self.call(self._beat)
+            self._heartbeat = asyncio.create_task(self._heartbeats())
         keys = [self._k_counts, self._k_queue, self._k_leases, self._k_owners]
         args: list[str | int] = [self.token, round(self.lease_ttl * 1000), self.max_pages or 0]
         script = self._scripts["next"]
@@ -498,7 +511,7 @@ _dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 def _record(page: Page) -> dict[str, Any]:
     record = page.to_dict()
     del record["outgoing_links"]  # the links' distinct targets, in order
-    record["links"] = page.links or [(link, "", None) for link in page.outgoing_links]
+    record["links"] = page.links
     return record
 
 

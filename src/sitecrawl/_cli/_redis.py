@@ -1,0 +1,251 @@
+"""What the commands share for a crawl kept in Redis (``--redis URL --crawl-id ID``): the
+options, the crawl's config stored at seed time, and one worker's run over the shared frontier
+and throttle. ``crawl --redis`` seeds and works; ``worker`` joins; ``status`` and ``export``
+read. Nothing here imports redis: the frontier does, when opened."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ._common import EXIT_INTERRUPTED, EXIT_OK, UsageError, seconds
+
+if TYPE_CHECKING:
+    from .._config import CrawlConfig
+    from ..frontier._redis import RedisFrontier
+    from ..sinks import Sink
+    from ._store import CrawlRecords
+
+
+def add_redis_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    group = parser.add_argument_group("distributed crawl (Redis)")
+    group.add_argument(
+        "--redis",
+        metavar="URL",
+        required=required,
+        help="keep the crawl in the Redis at URL (redis://HOST:6379/0), shared by its workers",
+    )
+    group.add_argument(
+        "--crawl-id",
+        metavar="ID",
+        required=required,
+        help="the crawl's name in Redis" + ("" if required else " (default: the start host)"),
+    )
+
+
+def add_lease_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lease-ttl",
+        type=seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="a dead worker's pages and host slots go to others after SECONDS (default 30)",
+    )
+
+
+def check_url(url: str) -> str:
+    """A one-line usage error for a URL that is not redis://, rediss:// or unix://."""
+    from ..frontier._redis import redact
+
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    if scheme not in ("redis", "rediss", "unix"):
+        raise UsageError(f"bad Redis URL {redact(url)!r}: expected redis://HOST:PORT/DB")
+    return url
+
+
+def config_to_dict(config: CrawlConfig) -> dict[str, Any]:
+    return dataclasses.asdict(config)
+
+
+def config_from_dict(stored: dict[str, Any], **local: Any) -> CrawlConfig:
+    """The config stored at seed time, with this worker's ``max_concurrency`` and
+    ``processes`` when given."""
+    from .._config import CrawlConfig, Limits, Politeness, Timeouts
+
+    limits = dict(stored["limits"])
+    if local.get("max_concurrency") is not None:
+        limits["max_concurrency"] = local["max_concurrency"]
+    return CrawlConfig(
+        base_url=stored["base_url"],
+        limits=Limits(**limits),
+        timeouts=Timeouts(**stored["timeouts"]),
+        politeness=Politeness(**stored["politeness"]),
+        user_agent=stored["user_agent"],
+        subdomains=stored["subdomains"],
+        processes=local.get("processes") or 1,
+    )
+
+
+def frontier_for(url: str, crawl_id: str, **options: Any) -> RedisFrontier:
+    """The crawl's frontier (not yet open); usage errors for a bad URL or id, or no redis."""
+    from ..frontier._redis import RedisFrontier, _import_redis
+
+    try:
+        _import_redis()
+        return RedisFrontier(check_url(url), crawl_id=crawl_id, **options)
+    except ValueError as exc:  # ConfigError: a bad crawl id, the [redis] extra missing
+        raise UsageError(str(exc)) from None
+
+
+def per_host(stored: dict[str, Any]) -> int:
+    """Requests in flight per host, all workers together: the seed's --per-host, never above
+    its --concurrency."""
+    return min(int(stored["politeness"]["per_host"]), int(stored["limits"]["max_concurrency"]))
+
+
+def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: list[str]) -> int:
+    """``crawl URL --redis``: create the crawl (or join it: same site), then work on it."""
+    from .._urls import split_host
+    from ._common import open_sinks, run_async
+
+    if args.state or args.no_state:
+        raise UsageError("--redis keeps the crawl in Redis: drop --state / --no-state")
+    crawl_id = args.crawl_id or split_host(config.base_url).replace(":", "_")
+    stored = {**config_to_dict(config), "lease_ttl": args.lease_ttl}
+    frontier = frontier_for(
+        args.redis, crawl_id, base_url=config.base_url, config=stored, fresh=args.fresh
+    )
+    sinks = open_sinks(sinks_paths)
+
+    async def run() -> int:
+        async with frontier:
+            prepare(frontier)
+            if not args.quiet:
+                print(
+                    f"crawl {crawl_id} in Redis: add workers anywhere with"
+                    f" sitecrawl worker --redis {args.redis} --crawl-id {crawl_id}",
+                    file=sys.stderr,
+                )
+            local = config_from_dict(
+                frontier.config, max_concurrency=args.concurrency, processes=args.processes
+            )
+            return await work(
+                frontier, local, sinks, per_host=per_host(frontier.config), quiet=args.quiet
+            )
+
+    try:
+        return run_async(run())
+    finally:
+        for sink in sinks:
+            sink.close()
+
+
+async def work(
+    frontier: RedisFrontier,
+    config: CrawlConfig,
+    sinks: list[Sink],
+    *,
+    per_host: int,
+    quiet: bool,
+) -> int:
+    """Crawl as one worker until the shared crawl is finished; then, with ``sinks``, write
+    every page of the crawl (all workers') to them."""
+    from contextlib import AsyncExitStack
+
+    from .._crawler import AsyncCrawler
+    from .._progress import LiveProgress, summary
+    from .._throttle_redis import RedisThrottle
+
+    throttle = RedisThrottle(frontier, config.politeness, max_limit=per_host)
+    crawler = AsyncCrawler(
+        config.base_url, config=config, frontier=frontier, throttle=throttle, keep_pages=False
+    )
+    main_task = asyncio.current_task()
+
+    def on_sigint() -> None:
+        if crawler.stopped and main_task is not None:
+            main_task.cancel()
+            return
+        crawler.stop()
+        if not quiet:
+            print(
+                "\nstopping: finishing requests in flight (Ctrl-C again to abort)", file=sys.stderr
+            )
+
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    interrupted = False
+    try:
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(crawler)
+            if not quiet and sys.stderr.isatty():
+                await stack.enter_async_context(LiveProgress(crawler))
+            try:
+                await crawler.crawl()
+            except asyncio.CancelledError:
+                interrupted = True
+            finally:
+                await throttle.aclose()
+            status = await frontier.status()
+            if sinks and not interrupted:
+                async for page in frontier.pages():
+                    for sink in sinks:
+                        sink.write(page)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    if not quiet:
+        print(summary(crawler.stats), file=sys.stderr)
+        print(status_line(frontier, status), file=sys.stderr)
+    return EXIT_INTERRUPTED if interrupted or crawler.interrupted else EXIT_OK
+
+
+def status_line(frontier: RedisFrontier, status: Any) -> str:
+    state = "finished" if not status.queued and not status.in_flight else "running"
+    return (
+        f"crawl {frontier.crawl_id} of {frontier.base_url} ({state}): {status.done:,} done"
+        f" · {status.queued:,} queued · {status.in_flight:,} in flight"
+        f" · {status.errors:,} errors · {status.workers:,} workers alive"
+    )
+
+
+def prepare(frontier: RedisFrontier) -> None:
+    """Crawl-wide settings every worker takes from the stored config."""
+    stored = frontier.config
+    frontier.lease_ttl = float(stored.get("lease_ttl", frontier.lease_ttl))
+    frontier.max_pages = stored.get("limits", {}).get("max_pages")
+
+
+def check_source(args: argparse.Namespace) -> None:
+    """``export`` and ``report`` read a STATE file, or ``--redis URL --crawl-id ID``."""
+    if (args.redis is None) == (args.state is None) or (args.redis and args.crawl_id is None):
+        raise UsageError(f"{args.command} reads a STATE file, or --redis URL --crawl-id ID")
+
+
+async def read_redis(args: argparse.Namespace) -> CrawlRecords:
+    """Every page of a crawl kept in Redis, as ``read_state`` reads a state file's."""
+    from ._store import CrawlRecords
+
+    frontier = frontier_for(args.redis, args.crawl_id)
+    async with frontier:
+        assert frontier.base_url is not None
+        return CrawlRecords(frontier.base_url, [page async for page in frontier.pages()])
+
+
+def export_redis(args: argparse.Namespace) -> int:
+    """``export --redis URL --crawl-id ID -o FILE``: the crawl's pages, as for a state file."""
+    from ._common import open_sinks, run_async
+
+    check_source(args)
+    frontier = frontier_for(args.redis, args.crawl_id)
+
+    async def export() -> int:
+        count = 0
+        async with frontier:
+            sinks = open_sinks(args.output)
+            try:
+                async for page in frontier.pages():
+                    for sink in sinks:
+                        sink.write(page)
+                    count += 1
+            finally:
+                for sink in sinks:
+                    sink.close()
+        if not args.quiet:
+            print(f"{count:,} pages from crawl {args.crawl_id} in Redis", file=sys.stderr)
+        return EXIT_OK
+
+    return run_async(export())

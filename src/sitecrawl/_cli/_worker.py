@@ -1,0 +1,48 @@
+"""``sitecrawl worker --redis URL --crawl-id ID``: join a crawl kept in Redis, from anywhere."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import count, run_async
+from ._redis import add_redis_options
+
+
+def add_command(commands: Any) -> None:
+    worker = commands.add_parser(
+        "worker", help="work on a crawl kept in Redis (started by 'crawl URL --redis')"
+    )
+    add_redis_options(worker, required=True)
+    worker.add_argument(
+        "-c",
+        "--concurrency",
+        type=count(1),
+        help="requests in flight at most in this worker (default: the crawl's)",
+    )
+    worker.add_argument(
+        "-p",
+        "--processes",
+        type=count(1),
+        default=1,
+        help="processes to use: 1 parses on the event loop, N adds N-1 parser processes",
+    )
+    worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    worker.set_defaults(handler=_execute)
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from ._redis import config_from_dict, frontier_for, per_host, prepare, work
+
+    frontier = frontier_for(args.redis, args.crawl_id)
+
+    async def run() -> int:
+        async with frontier:
+            prepare(frontier)
+            stored = frontier.config
+            config = config_from_dict(
+                stored, max_concurrency=args.concurrency, processes=args.processes
+            )
+            return await work(frontier, config, [], per_host=per_host(stored), quiet=args.quiet)
+
+    return run_async(run())
