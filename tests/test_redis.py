@@ -1,0 +1,217 @@
+"""A crawl shared through a real redis-server by worker processes (``python -m sitecrawl``):
+same pages as one process, each fetched once, politeness held across workers, a worker killed
+with SIGKILL, Redis restarted mid-crawl, and the one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from redis_server import RedisServer, shared_server
+from servers import ServerThread, Traffic, checkout_env, expected_paths, site_app
+from sitecrawl._cli import main
+
+VOLATILE = ("response_time_ms", "depth")  # timing, and BFS depth under concurrency
+TOLERANCE = 0.03  # client-side start vs server-side arrival, across processes on 2 cores
+
+
+def records(path: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        assert record["url"] not in out, f"{record['url']} twice"
+        out[record["url"]] = {k: v for k, v in record.items() if k not in VOLATILE}
+    return out
+
+
+def baseline(site: ServerThread, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """One in-process crawl of ``site``; its traffic is forgotten afterwards."""
+    out = tmp_path / "baseline.jsonl"
+    assert main(["crawl", site.url, "--no-state", "-o", str(out), "-q"]) == 0
+    site.traffic = Traffic()
+    return records(out)
+
+
+def export(url: str, crawl_id: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    out = tmp_path / f"{crawl_id}.jsonl"
+    assert main(["export", "--redis", url, "--crawl-id", crawl_id, "-o", str(out), "-q"]) == 0
+    return records(out)
+
+
+def page_fetches(site: ServerThread) -> list[str]:
+    return [p for p in site.traffic.paths if p == "/" or p.startswith("/p/")]
+
+
+def sitecrawl(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sitecrawl", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=checkout_env(),
+    )
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def start_workers(
+    server: RedisServer, site: ServerThread, crawl_id: str, workers: int, *options: str
+) -> list[subprocess.Popen[str]]:
+    """``crawl --redis`` seeds the crawl and works; ``workers - 1`` more join it, with the
+    seed's ``-c``."""
+    seed = sitecrawl("crawl", site.url, "--redis", server.url, "--crawl-id", crawl_id, *options)
+    client = redis.Redis(port=server.port)
+    wait_until(lambda: bool(client.exists(f"sitecrawl:{{{crawl_id}}}:config")), 10, "the seed")
+    concurrency = options[options.index("-c") + 1]
+    join = ("worker", "--redis", server.url, "--crawl-id", crawl_id, "-c", concurrency)
+    return [seed] + [sitecrawl(*join) for _ in range(workers - 1)]
+
+
+def finish(processes: list[subprocess.Popen[str]], timeout: float = 60) -> list[str]:
+    """Wait for every process to exit 0; return their stderr."""
+    errors = []
+    for process in processes:
+        _, err = process.communicate(timeout=timeout)
+        assert process.returncode == 0, err
+        errors.append(err)
+    return errors
+
+
+def done(server: RedisServer, crawl_id: str) -> int:
+    value = redis.Redis(port=server.port).hget(f"sitecrawl:{{{crawl_id}}}:counts", "done")
+    return int(value or 0)  # type: ignore[arg-type]
+
+
+def status(url: str, crawl_id: str, capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    assert main(["status", "--redis", url, "--crawl-id", crawl_id]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.fixture
+def slow_site() -> Iterator[ServerThread]:
+    server = ServerThread(site_app(40, delay=0.2)).start()
+    yield server
+    server.stop()
+
+
+def test_three_workers_one_crawl_politeness_across_workers(
+    slow_site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = baseline(slow_site, tmp_path)
+    server = shared_server()
+    politeness = ("--per-host", "2", "--delay", "0.05", "-c", "4")
+    processes = start_workers(server, slow_site, "three", 3, *politeness)
+    errors = finish(processes)
+
+    assert export(server.url, "three", tmp_path) == expected
+    fetched = page_fetches(slow_site)
+    assert sorted(fetched) == sorted(expected_paths(40))  # each page once
+    traffic = slow_site.traffic
+    # Up to 4 requests could start within one 0.2 s answer at 0.05 s apart, 12 with 3 workers
+    # of -c 4: the cap is held across the workers, and reached.
+    assert max(traffic.host_peak.values()) == 2
+    assert min(traffic.gaps()) >= 0.05 - TOLERANCE  # robots.txt and sitemap.xml too
+    counts = [int(re.search(r"(\d+) pages in", err)[1]) for err in errors]  # type: ignore[index]
+    assert sum(counts) == 40
+    assert sum(1 for n in counts if n) >= 2, counts  # the work was shared
+    line = status(server.url, "three", capsys)
+    assert "(finished): 40 done · 0 queued · 0 in flight · 0 errors · 0 workers alive" in line
+
+
+def test_a_worker_killed_with_sigkill_hands_its_pages_over(
+    slow_site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = baseline(slow_site, tmp_path)
+    server = shared_server()
+    options = ("--per-host", "4", "-c", "2", "--lease-ttl", "1", "-q")
+    processes = start_workers(server, slow_site, "killed", 3, *options)
+    wait_until(lambda: "3 workers alive" in status(server.url, "killed", capsys), 10, "3 workers")
+    wait_until(lambda: done(server, "killed") >= 8, 20, "8 pages")
+    victim = processes[1]
+    victim.kill()
+    assert victim.wait(10) == -signal.SIGKILL
+    assert victim.stderr is not None
+    victim.stderr.close()
+    wait_until(lambda: "2 workers alive" in status(server.url, "killed", capsys), 5, "2 alive")
+    finish([processes[0], processes[2]])
+
+    assert export(server.url, "killed", tmp_path) == expected
+    fetched = page_fetches(slow_site)
+    assert set(fetched) == expected_paths(40)
+    assert len(fetched) <= 40 + 2  # only what the dead worker (-c 2) had in flight, again
+    reclaimed = redis.Redis(port=server.port).hget("sitecrawl:{killed}:counts", "reclaimed")
+    assert 1 <= int(reclaimed or 0) <= 2  # type: ignore[arg-type]
+    assert max(slow_site.traffic.host_peak.values()) <= 4
+
+
+def test_redis_restarted_mid_crawl_workers_reconnect_and_finish(
+    slow_site: ServerThread, tmp_path: Path
+) -> None:
+    expected = baseline(slow_site, tmp_path)
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    server = RedisServer(directory, persistent=True).start()
+    try:
+        options = ("--per-host", "2", "-c", "4", "-q")
+        processes = start_workers(server, slow_site, "restart", 2, *options)
+        wait_until(lambda: done(server, "restart") >= 8, 20, "8 pages")
+        assert done(server, "restart") < 30
+        server.restart(pause=1.0)  # every connection drops; a second without Redis
+        finish(processes)
+        assert done(server, "restart") == 40
+        assert export(server.url, "restart", tmp_path) == expected
+        assert set(page_fetches(slow_site)) == expected_paths(40)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("command", ["worker", "status", "export"])
+def test_unreachable_redis_bad_url_unknown_crawl_one_line_exit_2(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = ["-o", str(tmp_path / "x.jsonl")] if command == "export" else []
+    live = shared_server().url
+    cases = {
+        "redis://127.0.0.1:1/0": "cannot reach Redis at redis://127.0.0.1:1/0",
+        "http://127.0.0.1:6379/0": "bad Redis URL 'http://127.0.0.1:6379/0'",
+        "redis://:hunter2@127.0.0.1:1/0": "cannot reach Redis at redis://:***@127.0.0.1:1/0",
+        live: f"no crawl 'never-started' in Redis at {live}",
+    }
+    for url, message in cases.items():
+        capsys.readouterr()
+        assert main([command, "--redis", url, "--crawl-id", "never-started", *out]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"sitecrawl: error: {message}"), err
+        assert err.count("\n") == 1 and "hunter2" not in err
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_crawl_refuses_another_sites_crawl_id(
+    site: ServerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = shared_server().url
+    assert main(["crawl", site.url, "--redis", url, "--crawl-id", "mine", "-q"]) == 0
+    other = site.url.replace("127.0.0.1", "localhost")
+    capsys.readouterr()
+    assert main(["crawl", other, "--redis", url, "--crawl-id", "mine", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sitecrawl: error: crawl 'mine' in Redis at") and err.count("\n") == 1
+    assert "--fresh" in err
+    assert main(["crawl", other, "--redis", url, "--crawl-id", "mine", "-q", "--fresh"]) == 0
+    assert "of http://localhost:" in status(url, "mine", capsys)

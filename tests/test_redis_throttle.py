@@ -1,0 +1,95 @@
+"""The shared per-host slot, in-process: two throttles on two connections to one redis-server
+stand for two workers. Concurrency, start spacing and backoff hold across them; the tokens of a
+worker that stops renewing them expire."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from redis_server import shared_server
+from sitecrawl import Politeness
+from sitecrawl._throttle_redis import RedisThrottle
+from sitecrawl.frontier import RedisFrontier
+
+HOST = "site.test"
+
+
+@pytest.fixture
+async def workers() -> AsyncIterator[tuple[RedisThrottle, RedisThrottle]]:
+    crawl_id = uuid.uuid4().hex
+    url = shared_server().url
+    frontiers = [
+        RedisFrontier(url, crawl_id=crawl_id, base_url="http://site.test/", lease_ttl=0.6)
+        for _ in range(2)
+    ]
+    for frontier in frontiers:
+        await frontier.open()
+    politeness = Politeness(delay=0.0, adaptive=True, backoff=0.2)
+    throttles = [RedisThrottle(f, politeness, max_limit=2) for f in frontiers]
+    yield throttles[0], throttles[1]
+    for throttle, frontier in zip(throttles, frontiers, strict=True):
+        await throttle.aclose()
+        await frontier.close()
+
+
+async def test_the_per_host_limit_holds_across_workers(
+    workers: tuple[RedisThrottle, RedisThrottle],
+) -> None:
+    a, b = (w.slot(HOST) for w in workers)
+    await a.acquire()
+    await b.acquire()
+    third = asyncio.create_task(a.acquire())
+    await asyncio.sleep(0.15)
+    assert not third.done()  # two in flight on the host, one from each worker
+    b.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+    await asyncio.wait_for(third, 1)
+    a.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+    a.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+
+
+async def test_retry_after_from_one_worker_holds_the_other(
+    workers: tuple[RedisThrottle, RedisThrottle],
+) -> None:
+    a, b = (w.slot(HOST) for w in workers)
+    await a.acquire()
+    a.release(status=429, latency=0.01, retry_after=0.4, now=time.monotonic())
+    await workers[0].aclose()  # the release has landed
+    started = time.monotonic()
+    await b.acquire()
+    assert time.monotonic() - started >= 0.35
+    assert b.limit == 1  # the 429 halved the host's shared limit
+    b.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+
+
+async def test_tokens_of_a_worker_that_stops_renewing_expire(
+    workers: tuple[RedisThrottle, RedisThrottle],
+) -> None:
+    a, b = (w.slot(HOST) for w in workers)
+    await a.acquire()
+    await a.acquire()
+    await workers[0].aclose()  # worker a "dies": its heartbeat stops, its tokens are held
+    started = time.monotonic()
+    await asyncio.wait_for(b.acquire(), 3)
+    waited = time.monotonic() - started
+    assert 0.5 <= waited <= 1.5  # the 0.6 s token lifetime
+    b.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+
+
+async def test_a_live_worker_keeps_its_tokens_past_their_lifetime(
+    workers: tuple[RedisThrottle, RedisThrottle],
+) -> None:
+    a, b = (w.slot(HOST) for w in workers)
+    await a.acquire()
+    await a.acquire()
+    blocked = asyncio.create_task(b.acquire())
+    await asyncio.sleep(1.2)  # twice the token lifetime: the heartbeat renews them
+    assert not blocked.done()
+    a.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+    await asyncio.wait_for(blocked, 1)
+    a.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+    b.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
