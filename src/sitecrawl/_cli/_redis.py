@@ -92,9 +92,9 @@ def frontier_for(url: str, crawl_id: str, **options: Any) -> RedisFrontier:
 
 
 def per_host(stored: dict[str, Any]) -> int:
-    """Requests in flight per host, all workers together: the seed's --per-host, never above
-    its --concurrency."""
-    return min(int(stored["politeness"]["per_host"]), int(stored["limits"]["max_concurrency"]))
+    """Requests in flight per host, all workers together: the seed's --per-host (not capped
+    by one worker's --concurrency, as a single process's is)."""
+    return int(stored["politeness"]["per_host"])
 
 
 def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: list[str]) -> int:

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Distributed crawl on Redis: scaling of 1, 2, 4 worker processes on the bench site, and Redis
+memory per URL of the seen set (and of seen set + queue).
+
+    python bench/gen_site.py                     # once: bench/site, 5,000 pages
+    python bench/redis_bench.py                  # nginx on 8088 (started unless it is up)
+    python bench/redis_bench.py --port 8091 --root /tmp/site8091 --urls 1000000
+
+Each run starts its own redis-server on a free loopback port (no persistence). For N workers,
+``sitecrawl crawl URL --redis ...`` seeds and works, N-1 ``sitecrawl worker`` processes join;
+the time is from the seed's start until the last worker exits. The site has one host, so the
+per-host cap is raised (``--per-host 64``): this measures the workers, not the politeness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from serve_site import DEFAULT_ROOT, NginxServer, port_in_use  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_redis(directory: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", directory]
+    process = subprocess.Popen(
+        [*argv, "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
+    )
+    for _ in range(200):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process, port
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not start")
+
+
+def sitecrawl(*argv: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
+    return subprocess.Popen([sys.executable, "-m", "sitecrawl", *argv], env=env)
+
+
+def scaling(url: str, redis_url: str, workers: int, concurrency: int) -> dict[str, float]:
+    crawl_id = f"bench-{workers}-{time.time_ns()}"
+    started = time.perf_counter()
+    options = ["-c", str(concurrency), "--per-host", "64", "-q"]
+    seed = sitecrawl("crawl", url, "--redis", redis_url, "--crawl-id", crawl_id, *options)
+    processes = [seed]
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    while not client.exists(f"sitecrawl:{{{crawl_id}}}:config"):
+        time.sleep(0.01)
+    for _ in range(workers - 1):
+        join = ["--redis", redis_url, "--crawl-id", crawl_id, "-c", str(concurrency), "-q"]
+        processes.append(sitecrawl("worker", *join))
+    for process in processes:
+        assert process.wait() == 0
+    elapsed = time.perf_counter() - started
+    done = int(client.hget(f"sitecrawl:{{{crawl_id}}}:counts", "done") or 0)  # type: ignore[arg-type]
+    return {"workers": workers, "pages": done, "seconds": elapsed, "pages_per_s": done / elapsed}
+
+
+def single_process(url: str, concurrency: int) -> dict[str, float]:
+    started = time.perf_counter()
+    process = sitecrawl("crawl", url, "--no-state", "-c", str(concurrency), "-q")
+    assert process.wait() == 0
+    elapsed = time.perf_counter() - started
+    return {"seconds": elapsed}
+
+
+async def memory(redis_url: str, urls: int) -> dict[str, float]:
+    import redis.asyncio as aioredis
+
+    from sitecrawl._models import Request
+    from sitecrawl.frontier import RedisFrontier
+
+    client = aioredis.Redis.from_url(redis_url)
+    await client.flushdb()
+    before = (await client.info("memory"))["used_memory"]
+    frontier = RedisFrontier(redis_url, crawl_id="memory", base_url="http://example.com/")
+    async with frontier:
+        batch = 1000
+        for start in range(0, urls, batch):
+            requests = []
+            for i in range(start, min(urls, start + batch)):
+                url = f"http://example.com/section-{i % 97}/page-{i}.html?ref={i % 13}"
+                requests.append(Request(url=url, key=url[7:], depth=1 + i // 100_000))
+            await frontier.add(requests)
+        queued_total = (await client.info("memory"))["used_memory"] - before
+        seen = 0
+        async for key in client.scan_iter(match="sitecrawl:{memory}:seen:*", count=1000):
+            seen += await client.memory_usage(key, samples=0) or 0
+        queue = await client.memory_usage("sitecrawl:{memory}:queue", samples=0) or 0
+        await client.delete("sitecrawl:{memory}:queue")  # as if every URL were done
+        seen_total = (await client.info("memory"))["used_memory"] - before
+        stats = await frontier.stats()
+    await client.aclose()
+    assert stats.seen == urls
+    return {
+        "urls": urls,
+        "seen_set_memory_usage_bytes_per_url": seen / urls,
+        "queue_memory_usage_bytes_per_url": queue / urls,
+        "used_memory_seen_and_queued_bytes_per_url": queued_total / urls,
+        "used_memory_seen_only_bytes_per_url": seen_total / urls,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=8088, help="the bench site's port (8088)")
+    ap.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the generated site")
+    ap.add_argument("--workers", default="1,2,4", help="worker counts (1,2,4)")
+    ap.add_argument("-c", "--concurrency", type=int, default=16, help="per worker (16)")
+    ap.add_argument("--repeat", type=int, default=2, help="runs per worker count (best kept)")
+    ap.add_argument("--urls", type=int, default=1_000_000, help="URLs for the memory figure")
+    ap.add_argument("--json-out", type=Path)
+    args = ap.parse_args()
+    url = f"http://127.0.0.1:{args.port}/"
+    directory = tempfile.mkdtemp(prefix="sitecrawl-redis-bench-")
+    redis_process, redis_port = start_redis(directory)
+    redis_url = f"redis://127.0.0.1:{redis_port}/0"
+    results: dict[str, object] = {"cores": os.cpu_count()}
+    try:
+        server = None if port_in_use(args.port) else NginxServer(args.root, args.port)
+        if server is not None:
+            server.__enter__()
+        try:
+            runs = [single_process(url, args.concurrency) for _ in range(args.repeat)]
+            results["single_process_no_state_seconds"] = min(r["seconds"] for r in runs)
+            rows = []
+            for workers in (int(n) for n in args.workers.split(",")):
+                best = min(
+                    (scaling(url, redis_url, workers, args.concurrency) for _ in range(args.repeat)),
+                    key=lambda row: row["seconds"],
+                )
+                print(json.dumps(best), flush=True)
+                rows.append(best)
+            results["scaling"] = rows
+        finally:
+            if server is not None:
+                server.__exit__(None, None, None)
+        results["memory"] = asyncio.run(memory(redis_url, args.urls))
+        print(json.dumps(results["memory"]), flush=True)
+    finally:
+        redis_process.terminate()
+        redis_process.wait()
+        shutil.rmtree(directory, ignore_errors=True)
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
