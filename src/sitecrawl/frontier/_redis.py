@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from .._exceptions import ConfigError, StateError
+from .._json import dumps as _dumps
+from .._json import loads as _loads
 from .._models import PAGE_FIELDS, Page, Request
 from .._urls import url_key
 from .._version import __version__
@@ -489,7 +491,7 @@ class RedisFrontier(Frontier):
             read = functools.partial(self.client.lrange, self._k_pages, start, start + batch - 1)
             chunk: list[str] = await self.call(read)
             for text in chunk:
-                yield _page(json.loads(text))
+                yield _page(_loads(text))
             if len(chunk) < batch:
                 return
             start += batch
@@ -503,9 +505,6 @@ class RedisFrontier(Frontier):
         """Redis's clock, in ms."""
         seconds, micros = await self.call(self.client.time)
         return int(seconds) * 1000 + int(micros) // 1000
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
 def _record(page: Page) -> dict[str, Any]:
