@@ -151,7 +151,10 @@ def main() -> None:
             rows = []
             for workers in (int(n) for n in args.workers.split(",")):
                 best = min(
-                    (scaling(url, redis_url, workers, args.concurrency) for _ in range(args.repeat)),
+                    (
+                        scaling(url, redis_url, workers, args.concurrency)
+                        for _ in range(args.repeat)
+                    ),
                     key=lambda row: row["seconds"],
                 )
                 print(json.dumps(best), flush=True)

@@ -7,7 +7,10 @@
 
 - Concurrency: a request in flight holds a token in ``tokens``, scored by a deadline; the
   throttle's heartbeat renews its tokens, so the tokens of a worker that dies expire after the
-  lease time and the host gets its capacity back. ``limit`` (adaptive) is shared.
+  lease time and the host gets its capacity back. ``limit`` (adaptive) is shared. Requests
+  that find the host full wait in ``...:waiting`` (a sorted set by arrival), first come first
+  served across workers: a worker's own release must not hand its token straight back to
+  itself while the others poll.
 - Delay: ``next`` is when the next request may start, set in the same script that grants the
   token, on Redis's clock (``TIME``): starts are spaced across workers whatever their clocks.
   The interval is ``max(delay, Crawl-delay) + extra``, plus jitter, as in :class:`HostSlot`.
@@ -37,18 +40,24 @@ _POLL = 0.025  # seconds between two tries of a full slot (a local release wakes
 _NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + t[2] / 1000"
 _F = "string.format('%.3f', {})"
 
-# KEYS: host, tokens. ARGV: token, max limit, interval ms before jitter, jitter, random, token ms.
-# Returns {wait ms (0: started, -1: full), limit, extra ms, backoff ms left, reason}.
+# KEYS: host, tokens, waiting. ARGV: token, max limit, interval ms before jitter, jitter,
+# random, token ms. Returns {wait ms (0: started, -1: full), limit, extra ms, backoff ms left,
+# reason}. Requests that found the host full queue in ``waiting`` (first come, first served
+# across workers; an entry older than a token's lifetime is a dead worker's and is dropped).
 _ACQUIRE = f"""
 {_NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[6]))
 local h = redis.call('HMGET', KEYS[1], 'limit', 'next', 'until', 'extra', 'reason')
 local limit = tonumber(h[1]) or tonumber(ARGV[2])
 local nxt = tonumber(h[2]) or 0
 local untl = tonumber(h[3]) or 0
 local extra = tonumber(h[4]) or 0
+local free = limit - redis.call('ZCARD', KEYS[2])
+local ahead = redis.call('ZRANK', KEYS[3], ARGV[1]) or redis.call('ZCARD', KEYS[3])
 local wait = 0
-if redis.call('ZCARD', KEYS[2]) >= limit then
+if ahead >= free then
+  redis.call('ZADD', KEYS[3], 'NX', {_F.format("now")}, ARGV[1])
   wait = -1
 elseif math.max(nxt, untl) > now then
   wait = math.max(nxt, untl) - now
@@ -57,6 +66,7 @@ else
   if interval > 0 then interval = interval * (1 + tonumber(ARGV[4]) * tonumber(ARGV[5])) end
   redis.call('HSET', KEYS[1], 'next', {_F.format("now + interval")})
   redis.call('ZADD', KEYS[2], {_F.format("now + tonumber(ARGV[6])")}, ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
 end
 return {{tostring(wait), limit, tostring(extra), tostring(math.max(untl - now, 0)), h[5] or ''}}
 """
@@ -206,6 +216,7 @@ class RedisSlot(HostSlot):
         prefix = throttle.frontier.prefix
         self.k_host = f"{prefix}host:{host}"
         self.k_tokens = self.k_host + ":tokens"
+        self.k_waiting = self.k_host + ":waiting"
         self.tokens: list[str] = []
         self._turn = asyncio.Lock()  # one task per worker asks Redis for this host at a time
         self._freed = asyncio.Event()
@@ -224,8 +235,12 @@ class RedisSlot(HostSlot):
                 base_ms = max(p.delay, self.crawl_delay or 0.0) * 1000
                 args: list[str | int | float] = [token, self.max_limit, base_ms, p.jitter]
                 args += [self._rng.random(), round(throttle.token_ttl * 1000)]
-                keys = [self.k_host, self.k_tokens]
-                reply = await frontier.call(lambda: script(keys, args))  # noqa: B023
+                keys = [self.k_host, self.k_tokens, self.k_waiting]
+                try:
+                    reply = await frontier.call(lambda: script(keys, args))  # noqa: B023
+                except asyncio.CancelledError:
+                    self._throttle.spawn(self._leave(token))
+                    raise
                 wait, limit, extra, left, reason = reply
                 self.limit = int(limit)
                 self.extra_delay = float(extra) / 1000
@@ -236,12 +251,23 @@ class RedisSlot(HostSlot):
                     self.tokens.append(token)
                     self.in_flight += 1
                     return
-                if wait < 0:
-                    freed = self._freed
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(freed.wait(), _POLL)
-                else:
-                    await asyncio.sleep(wait / 1000)
+                try:
+                    if wait < 0:
+                        freed = self._freed
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(freed.wait(), _POLL)
+                    else:
+                        await asyncio.sleep(wait / 1000)
+                except asyncio.CancelledError:
+                    self._throttle.spawn(self._leave(token))
+                    raise
+
+    async def _leave(self, token: str) -> None:
+        """A cancelled request gives up its place in the queue of waiters (and a token it
+        may have been granted as the call was cancelled)."""
+        client = self._throttle.frontier.client
+        await self._throttle.frontier.call(lambda: client.zrem(self.k_waiting, token))
+        await self._throttle.frontier.call(lambda: client.zrem(self.k_tokens, token))
 
     def release(
         self, *, status: int | None, latency: float, retry_after: float | None, now: float

@@ -18,6 +18,7 @@ tag: one crawl, one slot). Layout::
     workers           zset    worker token -> liveness deadline (ms): alive while in the future
     host:HOST         hash    shared politeness of HOST (see sitecrawl._throttle_redis)
     host:HOST:tokens  zset    requests in flight on HOST: token -> deadline (ms)
+    host:HOST:waiting zset    requests waiting for a full HOST: token -> arrival (ms)
 
 Every multi-key update is one Lua script, so it is atomic. A lease lasts ``lease_ttl`` seconds
 and is renewed by a heartbeat while its page is in flight; a worker that dies stops renewing,
