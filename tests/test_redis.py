@@ -202,8 +202,8 @@ def test_unreachable_redis_bad_url_unknown_crawl_one_line_exit_2(
     assert not (tmp_path / "x.jsonl").exists()
 
 
-def test_crawl_refuses_another_sites_crawl_id(
-    site: ServerThread, capsys: pytest.CaptureFixture[str]
+def test_crawl_refuses_another_sites_crawl_id_report_and_tables_read_redis(
+    site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = shared_server().url
     assert main(["crawl", site.url, "--redis", url, "--crawl-id", "mine", "-q"]) == 0
@@ -215,3 +215,13 @@ def test_crawl_refuses_another_sites_crawl_id(
     assert "--fresh" in err
     assert main(["crawl", other, "--redis", url, "--crawl-id", "mine", "-q", "--fresh"]) == 0
     assert "of http://localhost:" in status(url, "mine", capsys)
+    links = tmp_path / "links.jsonl"
+    source = ["--redis", url, "--crawl-id", "mine"]
+    assert main(["export", *source, "-t", "links", "-o", str(links), "-q"]) == 0
+    rows = [json.loads(line) for line in links.read_text().splitlines()]
+    assert len({row["source_url"] for row in rows}) == 60
+    assert {"a", "img"} <= {row["kind"] for row in rows}
+    report = tmp_path / "report.html"
+    assert main(["report", *source, "-o", str(report), "-q"]) == 0
+    assert "http://localhost:" in report.read_text(encoding="utf-8")
+    assert main(["report", *source, str(report), "-o", str(report)]) == 2  # both sources

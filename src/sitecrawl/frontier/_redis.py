@@ -510,14 +510,14 @@ class RedisFrontier(Frontier):
 
 def _record(page: Page) -> dict[str, Any]:
     record = page.to_dict()
-    del record["outgoing_links"]  # the links' distinct targets, in order
+    del record["outgoing_links"]  # the distinct targets of its <a> links, in order
     record["links"] = page.links
     return record
 
 
 def _page(record: dict[str, Any]) -> Page:
     links = [tuple(link) for link in record.pop("links")]
-    record["outgoing_links"] = list(dict.fromkeys(link[0] for link in links))
+    record["outgoing_links"] = list(dict.fromkeys(link[0] for link in links if link[3] == "a"))
     record["redirects"] = [(url, status) for url, status in record["redirects"]]
     fields = {name: record[name] for name in PAGE_FIELDS if name in record}
     return Page(**fields, links=links)
