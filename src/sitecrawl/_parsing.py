@@ -88,9 +88,13 @@ def _child_env() -> dict[str, str]:
 class Parser:
     """``async with Parser(processes) as parser: data = await parser.parse(body, cs, url)``."""
 
-    def __init__(self, processes: int = 1, *, anchors: bool = False) -> None:
+    def __init__(self, processes: int = 1, *, anchors: bool = False, backlog: int = 12) -> None:
         self.processes = processes
         self.anchors = anchors
+        #: Pages a child may have waiting before the event loop parses the next one itself.
+        #: Fetching costs the loop less than parsing costs a child, so without this the loop
+        #: idles while its child is the bottleneck; with it, both cores stay busy.
+        self.backlog = backlog
         self._children: list[_ParserProcess] = []
 
     async def __aenter__(self) -> Parser:
@@ -116,10 +120,12 @@ class Parser:
         await asyncio.gather(*(child.close() for child in children))
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
-        if not self._children:
-            return parse_body(body, charset, url, self.anchors)
-        child = min(self._children, key=lambda c: len(c.pending))
-        return await child.parse(body, charset, url, self.anchors)
+        if self._children:
+            child = min(self._children, key=lambda c: len(c.pending))
+            if len(child.pending) < self.backlog:
+                return await child.parse(body, charset, url, self.anchors)
+        # No children, or all of them busy: the event loop has spare time, parse here.
+        return parse_body(body, charset, url, self.anchors)
 
 
 def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
