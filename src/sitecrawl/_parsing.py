@@ -19,7 +19,7 @@ import os
 import struct
 import sys
 from collections import deque
-from dataclasses import astuple
+from dataclasses import fields
 from types import TracebackType
 from typing import BinaryIO
 
@@ -28,6 +28,7 @@ from ._urls import JoinCache
 
 _joins = JoinCache()  # one per process
 _LENGTH = struct.Struct("!I")
+_FIELDS = tuple(f.name for f in fields(Extracted))
 
 
 def parse_body(body: bytes, charset: str | None, url: str, anchors: bool = False) -> Extracted:
@@ -133,7 +134,10 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     while header := stdin.read(_LENGTH.size):
         (size,) = _LENGTH.unpack(header)
         body, charset, url, anchors = marshal.loads(stdin.read(size))
-        answer = marshal.dumps(astuple(parse_body(body, charset, url, anchors)))
+        data = parse_body(body, charset, url, anchors)
+        # Shallow on purpose: dataclasses.astuple deep-copies every list, which cost more than
+        # the parse itself.
+        answer = marshal.dumps(tuple(getattr(data, name) for name in _FIELDS))
         stdout.write(_LENGTH.pack(len(answer)) + answer)
         stdout.flush()
 
