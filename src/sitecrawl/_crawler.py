@@ -343,13 +343,17 @@ class AsyncCrawler:
         if limits.max_depth is not None and depth > limits.max_depth:
             return
         referrer = parent.url
+        targets = self._targets
         batch = [
             Request(url=link, key=key, depth=depth, referrer=referrer)
-            for link, key in self._targets.keyed(links)
+            for link, key in targets.keyed(links)
         ]
-        self.stats.dropped_links = self._targets.rejected
-        if batch and await self.frontier.add(batch):
-            self._notify()
+        self.stats.dropped_links = targets.rejected
+        if batch:
+            added = await self.frontier.add(batch)
+            targets.submitted(batch)
+            if added:
+                self._notify()
 
     def _record(self, request: Request, page: Page) -> None:
         stats = self.stats

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import ada_url
 
 from ._exceptions import InvalidURL
+from ._models import Request
 
 _WEB_SCHEMES = ("http://", "https://")
 # "mailto:x", "ftp://x" name a scheme; "localhost:8080/x" is a host and a port.
@@ -245,12 +246,15 @@ class TrapGuard:
 
 class LinkTargets:
     """Which links to queue, decided once per distinct URL: a bounded memo of
-    ``url -> dedupe key``, None when the URL is out of scope or a trap (:class:`TrapGuard`).
+    ``url -> dedupe key``, None when the URL is out of scope, a trap (:class:`TrapGuard`) or
+    already handed to the frontier.
 
     Links repeat across pages, so the scope check, the key and the trap check each run once per
-    distinct URL; a repeated link costs one dictionary lookup. Both answers are stable, so
-    memoizing them is exact: a key the guard admitted stays admitted, a rejected one stays
-    rejected (a path's variant set only grows)."""
+    distinct URL, and a URL the frontier has taken is not offered again (it would only be
+    deduplicated there): a repeated link costs one dictionary lookup. Every answer is stable,
+    so memoizing is exact: a key the guard admitted stays admitted, a rejected one stays
+    rejected (a path's variant set only grows), and a frontier never forgets a key it saw. When
+    the memo is cleared, URLs are offered again and the frontier's own dedupe decides."""
 
     __slots__ = ("_guard", "_max", "_memo", "_scope", "rejected")
 
@@ -270,8 +274,14 @@ class LinkTargets:
         self.rejected += 1
         return None
 
+    def submitted(self, requests: Iterable[Request]) -> None:
+        """The frontier has taken these: do not offer their URLs again."""
+        memo = self._memo
+        for request in requests:
+            memo[request.url] = None
+
     def keyed(self, urls: Iterable[str]) -> list[tuple[str, str]]:
-        """``(url, key)`` for each URL to queue, in order."""
+        """``(url, key)`` for each URL to offer the frontier, in order."""
         memo = self._memo
         if len(memo) > self._max:
             memo.clear()
