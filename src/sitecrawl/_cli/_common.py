@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -158,14 +159,19 @@ def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="total time allowed per request (default 30)",
     )
-    crawl.add_argument(
+    add_processes_option(crawl, default=min(2, os.cpu_count() or 1))
+    _add_politeness(crawl)
+
+
+def add_processes_option(parser: argparse.ArgumentParser, *, default: int) -> None:
+    parser.add_argument(
         "-p",
         "--processes",
         type=count(1),
-        default=1,
-        help="processes to use: 1 parses on the event loop, N adds N-1 parser processes",
+        default=default,
+        help="processes to use: 1 parses on the event loop, N adds N-1 parser processes"
+        f" (default {default}: {'one per core, up to 2' if default > 1 else 'one'})",
     )
-    _add_politeness(crawl)
 
 
 def config_from_args(args: argparse.Namespace) -> CrawlConfig:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import count, run_async
+from ._common import add_processes_option, count, run_async
 from ._redis import add_redis_options
 
 
@@ -20,13 +20,8 @@ def add_command(commands: Any) -> None:
         type=count(1),
         help="requests in flight at most in this worker (default: the crawl's)",
     )
-    worker.add_argument(
-        "-p",
-        "--processes",
-        type=count(1),
-        default=1,
-        help="processes to use: 1 parses on the event loop, N adds N-1 parser processes",
-    )
+    # One process each: scale a machine by starting more workers.
+    add_processes_option(worker, default=1)
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     worker.set_defaults(handler=_execute)
 
