@@ -26,12 +26,20 @@ def main() -> int:
     parser.add_argument("--png", default=str(HERE / "concurrency.png"))
     parser.add_argument("--json-out", default=str(HERE / "out" / "concurrency.json"))
     parser.add_argument(
+        "--from-json", metavar="FILE", help="only redraw the chart from an earlier --json-out"
+    )
+    parser.add_argument(
         "--variant",
         action="append",
-        default=["sitecrawl-p2=-p 2 --no-state"],
+        default=["sitecrawl-p1=--no-state -p 1"],
         help="extra sitecrawl variants, passed to run_bench.py",
     )
     args = parser.parse_args()
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        _plot({int(level): row for level, row in saved.items()}, Path(args.png))
+        print(f"chart: {args.png}")
+        return 0
 
     results: dict[int, dict[str, float]] = {}
     for level in args.levels:

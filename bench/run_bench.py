@@ -42,7 +42,8 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 # Named sitecrawl variants: extra CLI args appended to the base command.
 SITECRAWL_VARIANTS: list[tuple[str, list[str]]] = [
-    ("sitecrawl", ["--no-state"]),  # memory mode; SQLite: --state {output}.db --fresh
+    # memory mode with the CLI defaults (2 processes on 2 cores); SQLite: --state {output}.db --fresh
+    ("sitecrawl", ["--no-state"]),
 ]
 
 Role = Literal["candidate", "reference", "ceiling"]

@@ -20,22 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ._audit import OUT_OF_SCOPE, BrokenLink, Referrer, audit, page_key
+from ._audit import OUT_OF_SCOPE, BrokenLink, RedirectChain, Referrer, audit, page_key
 from ._linkcheck import TargetStatus
 from ._models import Page
-from ._sitedata import Hop, LinkRow
+from ._sitedata import LinkRow
 from ._tables import site_rows
-
-
-@dataclass(frozen=True, slots=True)
-class RedirectedLink:
-    """A link target that redirected: the 3xx hops, where it ended, who links to it."""
-
-    url: str
-    hops: tuple[Hop, ...]
-    final_url: str | None
-    final_status: int | None
-    referrers: tuple[Referrer, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +42,7 @@ class CheckedTarget:
 class CheckOutcome:
     base_url: str
     broken: tuple[BrokenLink, ...]
-    redirects: tuple[RedirectedLink, ...]
+    redirects: tuple[RedirectChain, ...]
     checked: tuple[CheckedTarget, ...]
     unchecked: int
     fail_on_redirect: bool = False
@@ -79,11 +68,11 @@ def check_outcome(
     referrers = _referrers(rows.links)
     broken_keys = {page_key(b.target_url) for b in findings.broken_links}
     by_key = {page_key(page.url): page for page in pages}
-    redirects: dict[str, RedirectedLink] = {}
+    redirects: dict[str, RedirectChain] = {}
     for chain in findings.redirect_chains:
         key = page_key(chain.url)
         if chain.referrers and key not in broken_keys:
-            redirects[key] = RedirectedLink(
+            redirects[key] = RedirectChain(
                 chain.url, chain.hops, chain.final_url, chain.final_status, chain.referrers
             )
     for page in pages:  # redirects that left the site: a warning, the target is not checked
@@ -96,13 +85,13 @@ def check_outcome(
         ):
             location = page.error.partition(": ")[2] or None
             hops = (*page.redirects, (page.final_url or page.url, page.status))
-            redirects[key] = RedirectedLink(page.url, hops, location, None, referrers[key])
+            redirects[key] = RedirectChain(page.url, hops, location, None, referrers[key])
     for url, status in checked.items():
         key = page_key(url)
         if status.hops and not status.broken and key in referrers:
             redirects.setdefault(
                 key,
-                RedirectedLink(url, status.hops, status.final_url, status.status, referrers[key]),
+                RedirectChain(url, status.hops, status.final_url, status.status, referrers[key]),
             )
     targets: dict[str, CheckedTarget] = {}
     unchecked: set[str] = set()
@@ -154,7 +143,7 @@ def _referrer_lines(referrers: tuple[Referrer, ...]) -> list[str]:
     return lines
 
 
-def _chain(link: RedirectedLink) -> str:
+def _chain(link: RedirectChain) -> str:
     steps = [f"{url} ({status})" for url, status in link.hops]
     steps.append(f"{link.final_url or '?'} ({link.final_status or 'not followed'})")
     return " -> ".join(steps)

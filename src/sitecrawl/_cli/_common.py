@@ -1,17 +1,22 @@
 """What every command shares: exit codes, the one-line usage error, option parsers, the crawl
 options (limits, politeness) and their translation into a :class:`CrawlConfig`, output sinks,
-and the CLI's only event loop."""
+running a crawler under Ctrl-C with live progress, and the CLI's only event loop."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
-from collections.abc import Callable, Coroutine, Sequence
+import signal
+import sys
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
+    from .._crawler import AsyncCrawler
+    from .._models import Page
     from ..sinks import Sink
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -235,3 +240,59 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         loop_factory = None
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         return runner.run(coro)
+
+
+async def write_pages(pages: Iterable[Page] | AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
+    """Write every page to every sink; return how many pages."""
+    count = 0
+    if isinstance(pages, AsyncIterable):
+        async for page in pages:
+            for sink in sinks:
+                sink.write(page)
+            count += 1
+    else:
+        for page in pages:
+            for sink in sinks:
+                sink.write(page)
+            count += 1
+    return count
+
+
+@asynccontextmanager
+async def ctrl_c_stops(crawler: AsyncCrawler, *, quiet: bool) -> AsyncIterator[None]:
+    """While inside: a first Ctrl-C stops the crawler (requests in flight finish and are
+    recorded), a second one cancels the running task."""
+    main_task = asyncio.current_task()
+
+    def on_sigint() -> None:
+        if crawler.stopped and main_task is not None:
+            main_task.cancel()
+            return
+        crawler.stop()
+        if not quiet:
+            print(
+                "\nstopping: finishing requests in flight (Ctrl-C again to abort)", file=sys.stderr
+            )
+
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+async def run_crawl(crawler: AsyncCrawler, *, quiet: bool) -> bool:
+    """``crawler.crawl()`` with live progress when stderr is a terminal; True when Ctrl-C
+    ended it early."""
+    from .._progress import LiveProgress
+
+    try:
+        if not quiet and sys.stderr.isatty():
+            async with LiveProgress(crawler):
+                await crawler.crawl()
+        else:
+            await crawler.crawl()
+    except asyncio.CancelledError:
+        return True
+    return crawler.interrupted

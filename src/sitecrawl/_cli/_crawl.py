@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +13,11 @@ from ._common import (
     UsageError,
     add_crawl_options,
     config_from_args,
+    ctrl_c_stops,
     open_sinks,
     run_async,
+    run_crawl,
+    write_pages,
 )
 from ._redis import add_lease_option, add_redis_options, seed_and_work
 
@@ -133,10 +134,8 @@ async def _crawl(
 ) -> int:
     """Run the crawl; ``link_details``: pages carry their links (for an audit of an in-memory
     crawl); ``finished`` receives the crawl's stats."""
-    from contextlib import AsyncExitStack
-
     from .._crawler import AsyncCrawler
-    from .._progress import LiveProgress, summary
+    from .._progress import summary
 
     base_failure: list[Page] = []
 
@@ -154,39 +153,14 @@ async def _crawl(
         keep_pages=False,
         link_details=link_details or None,
     )
-    main_task = asyncio.current_task()
-
-    def on_sigint() -> None:
-        if crawler.stopped and main_task is not None:
-            main_task.cancel()
-            return
-        crawler.stop()
-        if not quiet:
-            print(
-                "\nstopping: finishing requests in flight (Ctrl-C again to abort)", file=sys.stderr
-            )
-
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
-    interrupted = False
-    try:
-        async with AsyncExitStack() as stack:
-            await stack.enter_async_context(crawler)
-            if state is not None:
-                await _resume(state, sinks, quiet=quiet)
-            if not quiet and sys.stderr.isatty():
-                await stack.enter_async_context(LiveProgress(crawler))
-            try:
-                await crawler.crawl()
-            except asyncio.CancelledError:
-                interrupted = True
-            if state is not None:
-                state.add_crawl_time(crawler.stats.elapsed)
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
+    async with ctrl_c_stops(crawler, quiet=quiet), crawler:
+        if state is not None:
+            await _resume(state, sinks, quiet=quiet)
+        interrupted = await run_crawl(crawler, quiet=quiet)
+        if state is not None:
+            state.add_crawl_time(crawler.stats.elapsed)
     if finished is not None:
         finished.append(crawler.stats)
-    interrupted = interrupted or crawler.interrupted
     if not quiet:
         print(summary(crawler.stats), file=sys.stderr)
     if interrupted:
@@ -215,6 +189,4 @@ async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> N
             )
         print(line, file=sys.stderr)
     if stats.done and sinks:
-        for page in state.pages():
-            for sink in sinks:
-                sink.write(page)
+        await write_pages(state.pages(), sinks)

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import EXIT_OK, UsageError, open_sinks, run_async
+from ._common import EXIT_OK, UsageError, open_sinks, run_async, write_pages
 from ._redis import add_redis_options, check_source, export_redis, read_redis
 
 TABLE_NAMES = ("pages", "links", "redirects", "images")
@@ -46,14 +46,10 @@ def _execute(args: argparse.Namespace) -> int:
     from ..frontier import SqliteFrontier
 
     async def export() -> int:
-        count = 0
         async with SqliteFrontier(args.state, create=False) as store:
             sinks = open_sinks(args.output)
             try:
-                for page in store.pages():
-                    for sink in sinks:
-                        sink.write(page)
-                    count += 1
+                count = await write_pages(store.pages(), sinks)
             finally:
                 for sink in sinks:
                     sink.close()

@@ -6,13 +6,19 @@ read. Nothing here imports redis: the frontier does, when opened."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
-import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ._common import EXIT_INTERRUPTED, EXIT_OK, UsageError, seconds
+from ._common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UsageError,
+    ctrl_c_stops,
+    run_crawl,
+    seconds,
+    write_pages,
+)
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
@@ -144,53 +150,26 @@ async def work(
 ) -> int:
     """Crawl as one worker until the shared crawl is finished; then, with ``sinks``, write
     every page of the crawl (all workers') to them."""
-    from contextlib import AsyncExitStack
-
     from .._crawler import AsyncCrawler
-    from .._progress import LiveProgress, summary
+    from .._progress import summary
     from .._throttle_redis import RedisThrottle
 
     throttle = RedisThrottle(frontier, config.politeness, max_limit=per_host)
     crawler = AsyncCrawler(
         config.base_url, config=config, frontier=frontier, throttle=throttle, keep_pages=False
     )
-    main_task = asyncio.current_task()
-
-    def on_sigint() -> None:
-        if crawler.stopped and main_task is not None:
-            main_task.cancel()
-            return
-        crawler.stop()
-        if not quiet:
-            print(
-                "\nstopping: finishing requests in flight (Ctrl-C again to abort)", file=sys.stderr
-            )
-
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
-    interrupted = False
-    try:
-        async with AsyncExitStack() as stack:
-            await stack.enter_async_context(crawler)
-            if not quiet and sys.stderr.isatty():
-                await stack.enter_async_context(LiveProgress(crawler))
-            try:
-                await crawler.crawl()
-            except asyncio.CancelledError:
-                interrupted = True
-            finally:
-                await throttle.aclose()
-            status = await frontier.status()
-            if sinks and not interrupted:
-                async for page in frontier.pages():
-                    for sink in sinks:
-                        sink.write(page)
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
+    async with ctrl_c_stops(crawler, quiet=quiet), crawler:
+        try:
+            interrupted = await run_crawl(crawler, quiet=quiet)
+        finally:
+            await throttle.aclose()
+        status = await frontier.status()
+        if sinks and not interrupted:
+            await write_pages(frontier.pages(), sinks)
     if not quiet:
         print(summary(crawler.stats), file=sys.stderr)
         print(status_line(frontier, status), file=sys.stderr)
-    return EXIT_INTERRUPTED if interrupted or crawler.interrupted else EXIT_OK
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 
 def status_line(frontier: RedisFrontier, status: Any) -> str:
@@ -233,14 +212,10 @@ def export_redis(args: argparse.Namespace) -> int:
     frontier = frontier_for(args.redis, args.crawl_id)
 
     async def export() -> int:
-        count = 0
         async with frontier:
             sinks = open_sinks(args.output)
             try:
-                async for page in frontier.pages():
-                    for sink in sinks:
-                        sink.write(page)
-                    count += 1
+                count = await write_pages(frontier.pages(), sinks)
             finally:
                 for sink in sinks:
                     sink.close()
