@@ -2,7 +2,8 @@
 """Peak RSS against URLs discovered, on a site of a million URLs and more.
 
 Starts bench/million_server.py (a fresh one per contender, so its page count starts at 0), runs
-each contender as a subprocess and samples, every 0.2 s, the crawler's VmRSS (/proc/PID/status)
+each contender as a subprocess and samples, every 0.2 s, the crawler's VmRSS (/proc/PID/status,
+plus its child processes')
 and the number of pages the server has served. Every page served links to ``--fanout`` new URLs,
 so a breadth-first crawler has discovered ``1 + fanout * pages`` URLs by then.
 
@@ -63,6 +64,19 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
+def tree_rss_mb(pid: int) -> float | None:
+    """RSS of a process and its children (sitecrawl's parser process counts too)."""
+    own = rss_mb(pid)
+    if own is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as children:
+            kids = [int(child) for child in children.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        kids = []
+    return own + sum(rss_mb(kid) or 0.0 for kid in kids)
+
+
 def served(port: int) -> int:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stats", timeout=5) as response:
         pages: int = json.load(response)["pages"]
@@ -86,7 +100,7 @@ def run(name: str, argv: list[str], port: int, fanout: int, state: Path | None) 
     started = time.monotonic()
     crawler = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     while crawler.poll() is None:
-        rss = rss_mb(crawler.pid)
+        rss = tree_rss_mb(crawler.pid)
         if rss is not None:
             discovered = 1 + fanout * served(port)
             result.samples.append((discovered, round(rss, 1)))
