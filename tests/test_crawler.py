@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from urllib.parse import urlsplit
 
 import pytest
@@ -293,3 +295,32 @@ async def test_parser_processes_give_the_same_records(site: ServerThread) -> Non
 
     assert content(pooled) == content(inline)
     assert len(pooled) == 60
+
+
+def _parser_children() -> list[int]:
+    """PIDs of this process's sitecrawl parser processes, read from /proc."""
+    me = os.getpid()
+    found = []
+    for task in os.listdir(f"/proc/{me}/task"):
+        with open(f"/proc/{me}/task/{task}/children", encoding="ascii") as children:
+            for pid in children.read().split():
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    if b"sitecrawl._parsing" in cmdline.read():
+                        found.append(int(pid))
+    return found
+
+
+async def test_a_parser_process_that_dies_loses_no_page(serve: ServeFn) -> None:
+    server = serve(site_app(80, delay=0.01))
+    killed: list[int] = []
+
+    def on_page(page: Page) -> None:
+        if not killed and len(server.traffic.pages) >= 20:
+            for pid in _parser_children():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    page_data = await crawl_site_async(server.url, max_concurrency=4, processes=2, on_page=on_page)
+    assert killed, "the parser process was never seen"
+    assert paths_of(page_data) == expected_paths(80)
+    assert all(p["error"] is None and p["title"] for p in page_data.values())

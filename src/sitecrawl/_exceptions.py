@@ -8,6 +8,7 @@
     ├── StateError                 a crawl state file sitecrawl cannot use: corrupt, locked by a
     │                              running crawl, not a sitecrawl file, a newer schema, made for
     │                              another site; carries ``path=``
+    ├── ParseError                 a fetched body the HTML parser could not read; carries ``url=``
     └── FetchError                 one page could not be fetched; carries ``url=``
         ├── HTTPStatusError        the server answered with status >= 400; carries ``status=``
         ├── NotHTMLError           the body is not HTML; carries ``content_type=``
@@ -37,6 +38,14 @@ class InvalidURL(SitecrawlError, ValueError):
 
 class ConfigError(SitecrawlError, ValueError):
     """An option has a value sitecrawl cannot use."""
+
+
+class ParseError(SitecrawlError):
+    """Parsing one page failed; the page is recorded with this error, the crawl goes on."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
 
 
 class StateError(SitecrawlError):

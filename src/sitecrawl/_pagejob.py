@@ -20,6 +20,7 @@ from ._exceptions import (
     ConnectError,
     FetchError,
     FetchTimeout,
+    ParseError,
     ProtocolError,
 )
 from ._extract import Extracted
@@ -239,7 +240,11 @@ class PageJob:
             page.error = f"HTTP {response.status}"
         if response.body is None or response.status >= 300:
             return []
-        data = await self._parse(response.body, response.charset, response.url)
+        try:
+            data = await self._parse(response.body, response.charset, response.url)
+        except ParseError as exc:
+            page.error = str(exc)
+            return []
         page.title = data.title
         page.h1 = data.h1
         page.first_paragraph = data.first_paragraph

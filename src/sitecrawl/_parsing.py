@@ -23,6 +23,7 @@ from dataclasses import fields
 from types import TracebackType
 from typing import BinaryIO
 
+from ._exceptions import ParseError
 from ._extract import Extracted, decode_html, parse_html
 from ._urls import JoinCache
 
@@ -37,12 +38,26 @@ def parse_body(body: bytes, charset: str | None, url: str, anchors: bool = False
     return parse_html(decode_html(body, charset), url, _joins, anchors=anchors)
 
 
+def _parse_or_error(body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
+    """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
+    one unreadable page is a record with an error, not the end of the crawl."""
+    try:
+        return parse_body(body, charset, url, anchors)
+    except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
+        raise ParseError(f"could not parse: {exc!r}", url=url) from exc
+
+
+class _ChildGone(Exception):
+    """The parser process ended; its work goes back to the event loop."""
+
+
 class _ParserProcess:
     """One child process and the futures of its requests, answered in order."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self.pending: deque[asyncio.Future[Extracted]] = deque()
+        self.gone = False
         self.reader = asyncio.create_task(self._read_answers())
 
     async def parse(self, body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
@@ -51,8 +66,12 @@ class _ParserProcess:
         frame = marshal.dumps((body, charset, url, anchors))
         future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
-        stdin.write(_LENGTH.pack(len(frame)) + frame)
-        await stdin.drain()
+        try:
+            stdin.write(_LENGTH.pack(len(frame)) + frame)
+            await stdin.drain()
+        except ConnectionError as exc:
+            self.gone = True
+            raise _ChildGone(str(exc)) from exc
         return await future
 
     async def _read_answers(self) -> None:
@@ -61,15 +80,20 @@ class _ParserProcess:
         try:
             while True:
                 (size,) = _LENGTH.unpack(await stdout.readexactly(_LENGTH.size))
-                fields = marshal.loads(await stdout.readexactly(size))
+                answer = marshal.loads(await stdout.readexactly(size))
                 future = self.pending.popleft()
-                if not future.done():
-                    future.set_result(Extracted(*fields))
+                if future.done():
+                    continue
+                if isinstance(answer, tuple):
+                    future.set_result(Extracted(*answer))
+                else:  # the child could not parse this page: (url, message)
+                    future.set_exception(ParseError(answer[1], url=answer[0]))
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            while self.pending:  # the child died: fail what it still owed
+            self.gone = True
+            while self.pending:  # the child died: hand back what it still owed
                 future = self.pending.popleft()
                 if not future.done():
-                    future.set_exception(RuntimeError(f"parser process ended: {exc}"))
+                    future.set_exception(_ChildGone(str(exc)))
 
     async def close(self) -> None:
         if self.process.stdin is not None:
@@ -121,12 +145,18 @@ class Parser:
         await asyncio.gather(*(child.close() for child in children))
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
+        """Parse one page here or in a child; raises :class:`ParseError` for a page that
+        cannot be parsed. A child that dies is dropped and its pages are parsed here."""
         if self._children:
             child = min(self._children, key=lambda c: len(c.pending))
             if len(child.pending) < self.backlog:
-                return await child.parse(body, charset, url, self.anchors)
+                try:
+                    return await child.parse(body, charset, url, self.anchors)
+                except _ChildGone:
+                    if child in self._children:
+                        self._children.remove(child)
         # No children, or all of them busy: the event loop has spare time, parse here.
-        return parse_body(body, charset, url, self.anchors)
+        return _parse_or_error(body, charset, url, self.anchors)
 
 
 def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
@@ -134,10 +164,14 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     while header := stdin.read(_LENGTH.size):
         (size,) = _LENGTH.unpack(header)
         body, charset, url, anchors = marshal.loads(stdin.read(size))
-        data = parse_body(body, charset, url, anchors)
-        # Shallow on purpose: dataclasses.astuple deep-copies every list, which cost more than
-        # the parse itself.
-        answer = marshal.dumps(tuple(getattr(data, name) for name in _FIELDS))
+        try:
+            data = _parse_or_error(body, charset, url, anchors)
+        except ParseError as exc:
+            answer = marshal.dumps([url, str(exc)])
+        else:
+            # Shallow on purpose: dataclasses.astuple deep-copies every list, which cost more
+            # than the parse itself.
+            answer = marshal.dumps(tuple(getattr(data, name) for name in _FIELDS))
         stdout.write(_LENGTH.pack(len(answer)) + answer)
         stdout.flush()
 
