@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -198,11 +199,12 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_crawled(serve: ServeFn, tmp_pat
         stderr=subprocess.PIPE,
         text=True,
         env=checkout_env(),
+        start_new_session=True,
     )
     deadline = time.monotonic() + 30
     while len(server.traffic.pages) < 10 and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the parser process gets it too
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Traceback" not in err

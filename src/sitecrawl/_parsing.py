@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import marshal
 import os
+import signal
 import struct
 import sys
 from collections import deque
@@ -177,4 +178,7 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides how to stop
+    # (it finishes the pages in flight, then closes our stdin), so the child ignores it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _serve(sys.stdin.buffer, sys.stdout.buffer)
