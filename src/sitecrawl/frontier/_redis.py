@@ -54,6 +54,7 @@ from .._models import PAGE_FIELDS, Page, Request
 from .._urls import url_key
 from .._version import __version__
 from ._base import Frontier, FrontierStats
+from ._redis_lua import ADD, CLAIM, HEARTBEAT, MARK_DONE, NEXT
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
@@ -61,93 +62,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _BUCKET_BITS = 14
 _BUCKET_MASK = (1 << _BUCKET_BITS) - 1
-
-# A member is "depth\nkey\nurl"; its queue score is depth * 2**32 + 2**31 +/- a counter.
-_SCORE = "string.format('%.0f', tonumber(string.match(m, '^(%d+)')) * 4294967296 + 2147483648 {})"
-_NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)"
-
-# KEYS: counts, queue, one seen bucket per request. ARGV: fingerprint, member per request.
-_ADD = f"""
-local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-local added = 0
-for i = 3, #KEYS do
-  local m = ARGV[2 * i - 4]
-  if redis.call('SADD', KEYS[i], ARGV[2 * i - 5]) == 1 then
-    seq = seq + 1
-    redis.call('ZADD', KEYS[2], {_SCORE.format("+ seq")}, m)
-    added = added + 1
-  end
-end
-if added > 0 then
-  redis.call('HSET', KEYS[1], 'seq', seq)
-  redis.call('HINCRBY', KEYS[1], 'seen', added)
-end
-return added
-"""
-# KEYS: counts, bucket. ARGV: fingerprint.
-_CLAIM = """
-if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
-  redis.call('HINCRBY', KEYS[1], 'seen', 1)
-  return 1
-end
-return 0
-"""
-# KEYS: counts, queue, leases, owners. ARGV: token, lease ms, max pages (0: none).
-_NEXT = f"""
-{_NOW}
-local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)
-for _, m in ipairs(expired) do
-  local front = redis.call('HINCRBY', KEYS[1], 'front', 1)
-  redis.call('ZADD', KEYS[2], {_SCORE.format("- front")}, m)
-  redis.call('ZREM', KEYS[3], m)
-  redis.call('HDEL', KEYS[4], m)
-  redis.call('HINCRBY', KEYS[1], 'reclaimed', 1)
-end
-local cap = tonumber(ARGV[3])
-if cap > 0 then
-  local done = tonumber(redis.call('HGET', KEYS[1], 'done') or '0')
-  if done + redis.call('ZCARD', KEYS[3]) >= cap then return false end
-end
-local popped = redis.call('ZPOPMIN', KEYS[2])
-if #popped == 0 then return false end
-local m = popped[1]
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), m)
-redis.call('HSET', KEYS[4], m, ARGV[1])
-return m
-"""
-# KEYS: counts, queue, leases, owners, pages. ARGV: member, token, page JSON ('' to release),
-# 1 when the page is an error.
-_MARK_DONE = f"""
-local m = ARGV[1]
-if redis.call('HGET', KEYS[4], m) == ARGV[2] then
-  redis.call('ZREM', KEYS[3], m)
-  redis.call('HDEL', KEYS[4], m)
-  if ARGV[3] == '' then
-    local front = redis.call('HINCRBY', KEYS[1], 'front', 1)
-    redis.call('ZADD', KEYS[2], {_SCORE.format("- front")}, m)
-    return 1
-  end
-elseif ARGV[3] == '' or redis.call('ZREM', KEYS[2], m) == 0 then
-  return 0
-end
-redis.call('RPUSH', KEYS[5], ARGV[3])
-redis.call('HINCRBY', KEYS[1], 'done', 1)
-if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[1], 'errors', 1) end
-return 1
-"""
-# KEYS: leases, owners, workers. ARGV: token, lease ms, members held.
-_HEARTBEAT = f"""
-{_NOW}
-local deadline = now + tonumber(ARGV[2])
-for i = 3, #ARGV do
-  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
-    redis.call('ZADD', KEYS[1], 'XX', deadline, ARGV[i])
-  end
-end
-redis.call('ZADD', KEYS[3], deadline, ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 86400000)
-return now
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,11 +194,11 @@ class RedisFrontier(Frontier):
             raise StateError(f"cannot reach Redis at {where}: {exc}", path=where) from None
         self._client = client
         for name, source in (
-            ("add", _ADD),
-            ("claim", _CLAIM),
-            ("next", _NEXT),
-            ("mark_done", _MARK_DONE),
-            ("heartbeat", _HEARTBEAT),
+            ("add", ADD),
+            ("claim", CLAIM),
+            ("next", NEXT),
+            ("mark_done", MARK_DONE),
+            ("heartbeat", HEARTBEAT),
         ):
             self._scripts[name] = client.register_script(source)
         try:

@@ -68,6 +68,7 @@ from .._models import Link, Page, Request
 from .._urls import url_key
 from .._version import __version__
 from ._base import Frontier, FrontierStats
+from ._sqlite_sql import LEASE_NEXT, MIGRATE_FROM_1, PAGE_COLUMNS, SCHEMA, VIEWS
 
 APPLICATION_ID = 0x53435257  # "SCRW"
 SCHEMA_VERSION = 2
@@ -78,69 +79,6 @@ _CACHE_KIB = 32 * 1024  # SQLite's page cache: bounded, whatever the number of U
 # 4 MB: with a commit per page, checkpoints and their fsyncs were the largest cost.
 _CHECKPOINT_PAGES = 10_000
 _KNOWN_KEYS = 100_000  # bound of the in-memory "already in urls" memo
-
-_SCHEMA = """
-CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE urls (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
-    url TEXT,
-    depth INTEGER NOT NULL,
-    state INTEGER NOT NULL
-);
-CREATE INDEX urls_queue ON urls (depth, id) WHERE state = 0;
-CREATE TABLE pages (
-    id INTEGER PRIMARY KEY,
-    final_url TEXT,
-    status INTEGER,
-    content_type TEXT,
-    depth INTEGER NOT NULL,
-    title TEXT,
-    h1 TEXT,
-    first_paragraph TEXT,
-    meta_description TEXT,
-    canonical TEXT,
-    image_urls TEXT NOT NULL,
-    response_time_ms REAL,
-    size_bytes INTEGER,
-    error TEXT,
-    attempts INTEGER NOT NULL,
-    redirects TEXT NOT NULL,
-    in_sitemap INTEGER NOT NULL,
-    indexable INTEGER,
-    links TEXT NOT NULL,
-    word_count INTEGER,
-    h2 TEXT,
-    lang TEXT,
-    hreflang TEXT
-);
-"""
-# Views: recreated by the migration from schema 1.
-_VIEWS = """
-CREATE VIEW links (source, position, target, text, rel, kind) AS
-    SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
-           json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a')
-    FROM pages AS p, json_each(p.links) AS j;
-CREATE VIEW images (page, position, src, alt) AS
-    SELECT source, position, target, text FROM links WHERE kind = 'img';
-"""
-_MIGRATE_FROM_1 = """
-ALTER TABLE pages ADD COLUMN word_count INTEGER;
-ALTER TABLE pages ADD COLUMN h2 TEXT;
-ALTER TABLE pages ADD COLUMN lang TEXT;
-ALTER TABLE pages ADD COLUMN hreflang TEXT;
-DROP VIEW links;
-"""
-_LEASE_NEXT = (
-    "UPDATE urls SET state = 1 WHERE id ="
-    " (SELECT id FROM urls WHERE state = 0 ORDER BY depth, id LIMIT 1)"
-    " RETURNING id, key, url, depth"
-)
-_PAGE_COLUMNS = (
-    "final_url, status, content_type, depth, title, h1, first_paragraph, meta_description, "
-    "canonical, image_urls, response_time_ms, size_bytes, error, attempts, redirects, "
-    "in_sitemap, indexable, links, word_count, h2, lang, hreflang"
-)
 
 
 class SqliteFrontier(Frontier):
@@ -299,14 +237,14 @@ class SqliteFrontier(Frontier):
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Schema 1 -> 2 in one transaction (see the module docstring)."""
         conn.execute("BEGIN")
-        _run_script(conn, _MIGRATE_FROM_1 + _VIEWS)
+        _run_script(conn, MIGRATE_FROM_1 + VIEWS)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
 
     def _create_schema(self, conn: sqlite3.Connection) -> None:
         assert self.base_url is not None
         conn.execute("BEGIN")
-        _run_script(conn, _SCHEMA + _VIEWS)
+        _run_script(conn, SCHEMA + VIEWS)
         conn.executemany(
             "INSERT INTO meta VALUES (?, ?)",
             [
@@ -387,7 +325,7 @@ class SqliteFrontier(Frontier):
         conn = self._connection()
         with self._guard():
             self._begin(conn)
-            row = conn.execute(_LEASE_NEXT).fetchone()
+            row = conn.execute(LEASE_NEXT).fetchone()
             if row is None:
                 self._tick(conn, force=True)  # idle: a good moment to make everything durable
                 return None
@@ -406,7 +344,7 @@ class SqliteFrontier(Frontier):
             else:
                 conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
                 conn.execute(
-                    f"INSERT INTO pages (id, {_PAGE_COLUMNS}) VALUES ({', '.join('?' * 23)})",
+                    f"INSERT INTO pages (id, {PAGE_COLUMNS}) VALUES ({', '.join('?' * 23)})",
                     (
                         lease,
                         page.final_url,
@@ -481,7 +419,7 @@ class SqliteFrontier(Frontier):
         """Every stored page, once each, in discovery order (for exports and resumed outputs)."""
         conn = self._connection()
         with self._guard():
-            columns = ", ".join("p." + name for name in _PAGE_COLUMNS.split(", "))
+            columns = ", ".join("p." + name for name in PAGE_COLUMNS.split(", "))
             rows = conn.execute(
                 f"SELECT p.id, u.url, {columns} FROM pages p JOIN urls u ON u.id = p.id"
                 " ORDER BY p.id"

@@ -1,0 +1,91 @@
+"""The Redis frontier's Lua scripts: every multi-key update of a crawl, each atomic.
+
+Keys and arguments are documented at each script; the key layout is in :mod:`._redis`.
+"""
+
+# A member is "depth\nkey\nurl"; its queue score is depth * 2**32 + 2**31 +/- a counter.
+_SCORE = "string.format('%.0f', tonumber(string.match(m, '^(%d+)')) * 4294967296 + 2147483648 {})"
+_NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)"
+
+# KEYS: counts, queue, one seen bucket per request. ARGV: fingerprint, member per request.
+ADD = f"""
+local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+local added = 0
+for i = 3, #KEYS do
+  local m = ARGV[2 * i - 4]
+  if redis.call('SADD', KEYS[i], ARGV[2 * i - 5]) == 1 then
+    seq = seq + 1
+    redis.call('ZADD', KEYS[2], {_SCORE.format("+ seq")}, m)
+    added = added + 1
+  end
+end
+if added > 0 then
+  redis.call('HSET', KEYS[1], 'seq', seq)
+  redis.call('HINCRBY', KEYS[1], 'seen', added)
+end
+return added
+"""
+# KEYS: counts, bucket. ARGV: fingerprint.
+CLAIM = """
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], 'seen', 1)
+  return 1
+end
+return 0
+"""
+# KEYS: counts, queue, leases, owners. ARGV: token, lease ms, max pages (0: none).
+NEXT = f"""
+{_NOW}
+local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)
+for _, m in ipairs(expired) do
+  local front = redis.call('HINCRBY', KEYS[1], 'front', 1)
+  redis.call('ZADD', KEYS[2], {_SCORE.format("- front")}, m)
+  redis.call('ZREM', KEYS[3], m)
+  redis.call('HDEL', KEYS[4], m)
+  redis.call('HINCRBY', KEYS[1], 'reclaimed', 1)
+end
+local cap = tonumber(ARGV[3])
+if cap > 0 then
+  local done = tonumber(redis.call('HGET', KEYS[1], 'done') or '0')
+  if done + redis.call('ZCARD', KEYS[3]) >= cap then return false end
+end
+local popped = redis.call('ZPOPMIN', KEYS[2])
+if #popped == 0 then return false end
+local m = popped[1]
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), m)
+redis.call('HSET', KEYS[4], m, ARGV[1])
+return m
+"""
+# KEYS: counts, queue, leases, owners, pages. ARGV: member, token, page JSON ('' to release),
+# 1 when the page is an error.
+MARK_DONE = f"""
+local m = ARGV[1]
+if redis.call('HGET', KEYS[4], m) == ARGV[2] then
+  redis.call('ZREM', KEYS[3], m)
+  redis.call('HDEL', KEYS[4], m)
+  if ARGV[3] == '' then
+    local front = redis.call('HINCRBY', KEYS[1], 'front', 1)
+    redis.call('ZADD', KEYS[2], {_SCORE.format("- front")}, m)
+    return 1
+  end
+elseif ARGV[3] == '' or redis.call('ZREM', KEYS[2], m) == 0 then
+  return 0
+end
+redis.call('RPUSH', KEYS[5], ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'done', 1)
+if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[1], 'errors', 1) end
+return 1
+"""
+# KEYS: leases, owners, workers. ARGV: token, lease ms, members held.
+HEARTBEAT = f"""
+{_NOW}
+local deadline = now + tonumber(ARGV[2])
+for i = 3, #ARGV do
+  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
+    redis.call('ZADD', KEYS[1], 'XX', deadline, ARGV[i])
+  end
+end
+redis.call('ZADD', KEYS[3], deadline, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 86400000)
+return now
+"""
