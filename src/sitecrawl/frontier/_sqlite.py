@@ -59,19 +59,24 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 
 from .._exceptions import StateError
 from .._json import dumps as _dumps
 from .._json import loads as _loads
 from .._models import Link, Page, Request
 from .._urls import url_key
-from .._version import __version__
 from ._base import Frontier, FrontierStats
-from ._sqlite_sql import LEASE_NEXT, MIGRATE_FROM_1, PAGE_COLUMNS, SCHEMA, VIEWS
+from ._sqlite_schema import (
+    LEASE_NEXT,
+    PAGE_COLUMNS,
+    SCHEMA_VERSION,
+    create,
+    drop_all,
+    inspect,
+    migrate,
+    read_meta,
+)
 
-APPLICATION_ID = 0x53435257  # "SCRW"
-SCHEMA_VERSION = 2
 _QUEUED, _LEASED, _DONE, _CLAIMED = 0, 1, 2, 3
 _LOCK_TIMEOUT = 0.2  # seconds to wait for a lock before calling the file busy
 _CACHE_KIB = 32 * 1024  # SQLite's page cache: bounded, whatever the number of URLs
@@ -158,11 +163,11 @@ class SqliteFrontier(Frontier):
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Check the file, then (only then) change it: schema, WAL, reclaimed leases."""
-        new = self._inspect(conn)
+        new, self._version = inspect(conn, self.path)
         if not new:
-            stored = _meta(conn).get("base_url", "")
+            stored = read_meta(conn).get("base_url", "")
             if self._fresh:
-                self._drop_all(conn)
+                drop_all(conn)
                 new = True
             elif self.base_url is not None and url_key(stored) != url_key(self.base_url):
                 raise StateError(
@@ -180,9 +185,10 @@ class SqliteFrontier(Frontier):
         conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         conn.execute(f"PRAGMA wal_autocheckpoint = {_CHECKPOINT_PAGES}")
         if new:
-            self._create_schema(conn)
+            assert self.base_url is not None
+            create(conn, self.base_url)
         elif self._version < SCHEMA_VERSION:
-            self._migrate(conn)
+            migrate(conn)
         conn.execute("BEGIN")
         self.reclaimed = conn.execute("UPDATE urls SET state = 0 WHERE state = 1").rowcount
         conn.execute("COMMIT")
@@ -190,72 +196,6 @@ class SqliteFrontier(Frontier):
         self._seen = sum(counts.values())
         self._queued = counts.get(_QUEUED, 0)
         self._done = counts.get(_DONE, 0)
-
-    def _inspect(self, conn: sqlite3.Connection) -> bool:
-        """True for an empty file; raise :class:`StateError` unless it is our state."""
-        path = self.path
-        try:
-            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorname.startswith("SQLITE_BUSY"):
-                raise StateError(
-                    f"state file {path} is locked: another crawl is using it", path=path
-                ) from exc
-            raise StateError(f"cannot read state file {path}: {exc}", path=path) from exc
-        except sqlite3.DatabaseError as exc:
-            raise StateError(
-                f"{path} is not a sitecrawl state file (corrupt, or not SQLite: {exc})", path=path
-            ) from exc
-        self._version = version
-        if app_id == 0 and version == 0 and tables == 0:
-            return True
-        if app_id != APPLICATION_ID or version < 1:
-            raise StateError(
-                f"{path} is not a sitecrawl state file (an SQLite database of something else)",
-                path=path,
-            )
-        if version > SCHEMA_VERSION:
-            raise StateError(
-                f"state file {path} has schema {version}, newer than this sitecrawl"
-                f" {__version__} reads ({SCHEMA_VERSION}); upgrade sitecrawl",
-                path=path,
-            )
-        return False
-
-    def _drop_all(self, conn: sqlite3.Connection) -> None:
-        objects = conn.execute(
-            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view')"
-            " ORDER BY type = 'table'"
-        ).fetchall()
-        conn.execute("BEGIN")
-        for kind, name in objects:  # views first: they name the tables
-            conn.execute(f'DROP {kind.upper()} "{name}"')
-        conn.execute("COMMIT")
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        """Schema 1 -> 2 in one transaction (see the module docstring)."""
-        conn.execute("BEGIN")
-        _run_script(conn, MIGRATE_FROM_1 + VIEWS)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-
-    def _create_schema(self, conn: sqlite3.Connection) -> None:
-        assert self.base_url is not None
-        conn.execute("BEGIN")
-        _run_script(conn, SCHEMA + VIEWS)
-        conn.executemany(
-            "INSERT INTO meta VALUES (?, ?)",
-            [
-                ("base_url", self.base_url),
-                ("created", datetime.now(UTC).isoformat(timespec="seconds")),
-                ("sitecrawl", __version__),
-            ],
-        )
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -459,7 +399,7 @@ class SqliteFrontier(Frontier):
     def meta(self) -> dict[str, str]:
         """The file's ``meta`` table: ``base_url``, ``created``, ``crawl_seconds``, ..."""
         with self._guard():
-            return _meta(self._connection())
+            return read_meta(self._connection())
 
     def add_crawl_time(self, seconds: float) -> None:
         """Add one run's duration to ``crawl_seconds`` (the report's duration and rate)."""
@@ -472,14 +412,3 @@ class SqliteFrontier(Frontier):
                 (round(seconds, 3),),
             )
             self._tick(conn, force=True)
-
-
-def _run_script(conn: sqlite3.Connection, script: str) -> None:
-    """Each statement of ``script`` in the open transaction (``executescript`` would commit)."""
-    for statement in script.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def _meta(conn: sqlite3.Connection) -> dict[str, str]:
-    return dict(conn.execute("SELECT name, value FROM meta").fetchall())
