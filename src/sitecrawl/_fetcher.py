@@ -3,7 +3,7 @@
 :meth:`Fetcher.get` is one request, one hop: a redirect comes back as a response with a
 ``location``, so the caller can check every hop against scope, robots.txt and the host's
 politeness slot before requesting it (aiohttp's own redirect handling would fetch first and
-ask later). :func:`next_hop` is that check's scope/loop/count part; :meth:`Fetcher.fetch`
+ask later). :class:`RedirectTrail` is that check's scope/loop/count part; :meth:`Fetcher.fetch`
 follows a whole in-scope chain for the simple API. Bodies are read up to a cap on the
 *decoded* size (gzip, deflate, br and zstd are accepted), so a compression bomb cannot blow
 memory.
@@ -168,51 +168,50 @@ class Fetcher:
     async def fetch(self, url: str) -> Response:
         """GET ``url``, following in-scope redirects; read the body only when it is HTML."""
         started = time.perf_counter()
-        redirects: list[tuple[str, int]] = []
-        visited = {url}
-        current = url
+        trail = RedirectTrail(
+            url, scope=self._scope, max_redirects=self._config.limits.max_redirects
+        )
         while True:
-            response = await self.get(current)
+            response = await self.get(trail.current)
             if response.location is None:
                 response.url = url
-                response.redirects = redirects
+                response.redirects = trail.hops
                 response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
                 return response
-            target = next_hop(
-                current,
-                response.status,
-                response.location,
-                visited,
-                redirects,
-                self._scope,
-                self._config.limits.max_redirects,
+            trail.follow(response.status, response.location)
+
+
+class RedirectTrail:
+    """One request's redirects, hop by hop: :meth:`follow` checks where a redirect leads
+    before anyone requests it, and raises when it leaves ``scope`` (or http/https; any host
+    when ``scope`` is None), loops, or makes more than ``max_redirects`` hops."""
+
+    __slots__ = ("_max", "_scope", "_visited", "current", "hops")
+
+    def __init__(self, url: str, *, scope: Scope | None, max_redirects: int) -> None:
+        self.current = url
+        #: ``(url, status)`` of every redirect followed so far.
+        self.hops: list[tuple[str, int]] = []
+        self._visited = {url}
+        self._scope = scope
+        self._max = max_redirects
+
+    def follow(self, status: int, location: str) -> str:
+        """Move to where the redirect from :attr:`current` leads; return that URL."""
+        current = self.current
+        target = join(current, location)
+        if target is None or (self._scope is not None and not self._scope.contains(target)):
+            raise RedirectOutOfScope(
+                f"redirect out of scope: {location}", url=current, status=status, location=location
             )
-            redirects.append((current, response.status))
-            visited.add(target)
-            current = target
-
-
-def next_hop(
-    current: str,
-    status: int,
-    location: str,
-    visited: set[str],
-    redirects: list[tuple[str, int]],
-    scope: Scope | None,
-    max_redirects: int,
-) -> str:
-    """Where a redirect from ``current`` leads, or raise: out of scope (or not http/https,
-    when ``scope`` is given), a loop, or more than ``max_redirects`` hops."""
-    target = join(current, location)
-    if target is None or (scope is not None and not scope.contains(target)):
-        raise RedirectOutOfScope(
-            f"redirect out of scope: {location}", url=current, status=status, location=location
-        )
-    if target in visited:
-        raise TooManyRedirects(f"redirect loop at {target}", url=current, status=status)
-    if len(redirects) >= max_redirects:
-        raise TooManyRedirects(f"more than {max_redirects} redirects", url=current, status=status)
-    return target
+        if target in self._visited:
+            raise TooManyRedirects(f"redirect loop at {target}", url=current, status=status)
+        if len(self.hops) >= self._max:
+            raise TooManyRedirects(f"more than {self._max} redirects", url=current, status=status)
+        self.hops.append((current, status))
+        self._visited.add(target)
+        self.current = target
+        return target
 
 
 async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:

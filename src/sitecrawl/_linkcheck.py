@@ -20,7 +20,7 @@ from types import TracebackType
 
 from ._config import CrawlConfig
 from ._exceptions import BlockedByRobots, FetchError, FetchTimeout
-from ._fetcher import Fetcher, Response, next_hop
+from ._fetcher import Fetcher, RedirectTrail, Response
 from ._pagejob import BLOCKED, PoliteClient
 from ._robots import RobotsCache, RobotsRules, product_token
 from ._throttle import Throttle
@@ -109,43 +109,27 @@ class LinkChecker:
         return None if rules.allowed(url) else BLOCKED
 
     async def check_one(self, url: str) -> TargetStatus:
-        hops: list[tuple[str, int]] = []
-        visited = {url}
-        current = url
+        trail = RedirectTrail(url, scope=None, max_redirects=self._config.limits.max_redirects)
         method = "HEAD"
         while True:
+            current, hops = trail.current, tuple(trail.hops)
             if (reason := await self._blocked(current)) is not None:
-                return TargetStatus(url, None, reason, tuple(hops), current, method, 0)
+                return TargetStatus(url, None, reason, hops, current, method, 0)
             result, attempts = await self._client.get(current, method=method, max_bytes=1)
             if method == "HEAD" and _head_refused(result):
                 method = "GET"
                 continue
             if isinstance(result, FetchError):
                 return TargetStatus(
-                    url, result.status, str(result), tuple(hops), current, method, attempts
+                    url, result.status, str(result), hops, current, method, attempts
                 )
             if result.location is None:
                 error = f"HTTP {result.status}" if result.status >= 400 else None
-                return TargetStatus(
-                    url, result.status, error, tuple(hops), current, method, attempts
-                )
+                return TargetStatus(url, result.status, error, hops, current, method, attempts)
             try:
-                target = next_hop(
-                    current,
-                    result.status,
-                    result.location,
-                    visited,
-                    hops,
-                    None,
-                    self._config.limits.max_redirects,
-                )
+                trail.follow(result.status, result.location)
             except FetchError as exc:  # a loop, too many hops, or not http(s)
-                return TargetStatus(
-                    url, result.status, str(exc), tuple(hops), current, method, attempts
-                )
-            hops.append((current, result.status))
-            visited.add(target)
-            current = target
+                return TargetStatus(url, result.status, str(exc), hops, current, method, attempts)
 
 
 def _head_refused(result: Response | FetchError) -> bool:

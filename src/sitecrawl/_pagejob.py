@@ -24,7 +24,7 @@ from ._exceptions import (
     ProtocolError,
 )
 from ._extract import Extracted
-from ._fetcher import Fetcher, Response, next_hop
+from ._fetcher import Fetcher, RedirectTrail, Response
 from ._models import Page, Request
 from ._robots import (
     ROBOTS_MAX_BYTES,
@@ -114,53 +114,33 @@ class PoliteClient:
     async def get_robots(self, url: str) -> tuple[int | None, bytes | None, str | None]:
         """Fetch a robots.txt, following up to five redirects (to any http(s) host):
         ``(status, body, error)`` as :meth:`RobotsRules.from_fetch` wants them."""
-        visited = {url}
-        hops: list[tuple[str, int]] = []
-        current = url
+        trail = RedirectTrail(url, scope=None, max_redirects=ROBOTS_MAX_REDIRECTS)
         while True:
-            result, _ = await self.get(current, read_any=True, max_bytes=ROBOTS_MAX_BYTES)
+            result, _ = await self.get(trail.current, read_any=True, max_bytes=ROBOTS_MAX_BYTES)
             if isinstance(result, FetchError):
                 return None, None, str(result)
             if result.location is None:
                 return result.status, result.body, None
             try:
-                target = next_hop(
-                    current,
-                    result.status,
-                    result.location,
-                    visited,
-                    hops,
-                    None,
-                    ROBOTS_MAX_REDIRECTS,
-                )
+                trail.follow(result.status, result.location)
             except FetchError:
                 return result.status, None, None  # too many hops: "unavailable"
-            hops.append((current, result.status))
-            visited.add(target)
-            current = target
 
     async def get_sitemap(
         self, url: str, scope: Scope, max_redirects: int
     ) -> tuple[int, bytes] | None:
         """Fetch a sitemap file (any content type), following in-scope redirects."""
-        visited = {url}
-        hops: list[tuple[str, int]] = []
-        current = url
+        trail = RedirectTrail(url, scope=scope, max_redirects=max_redirects)
         while True:
-            result, _ = await self.get(current, read_any=True, max_bytes=MAX_SITEMAP_BYTES)
+            result, _ = await self.get(trail.current, read_any=True, max_bytes=MAX_SITEMAP_BYTES)
             if isinstance(result, FetchError):
                 return None
             if result.location is None:
                 return result.status, result.body or b""
             try:
-                target = next_hop(
-                    current, result.status, result.location, visited, hops, scope, max_redirects
-                )
+                trail.follow(result.status, result.location)
             except FetchError:
                 return None
-            hops.append((current, result.status))
-            visited.add(target)
-            current = target
 
 
 class PageJob:
@@ -194,39 +174,27 @@ class PageJob:
 
     async def run(self, request: Request) -> tuple[Page, list[str]]:
         page = Page(url=request.url, depth=request.depth, attempts=0)
-        hops: list[tuple[str, int]] = []
-        visited = {request.url}
-        current = request.url
-        max_redirects = self._config.limits.max_redirects
+        trail = RedirectTrail(
+            request.url, scope=self._scope, max_redirects=self._config.limits.max_redirects
+        )
         try:
             while True:
-                if not await self.allowed(current):
-                    raise BlockedByRobots(BLOCKED, url=current)
-                result, page.attempts = await self._client.get(current)
+                if not await self.allowed(trail.current):
+                    raise BlockedByRobots(BLOCKED, url=trail.current)
+                result, page.attempts = await self._client.get(trail.current)
                 if isinstance(result, FetchError):
                     raise result
                 if result.location is None:
                     break
-                target = next_hop(
-                    current,
-                    result.status,
-                    result.location,
-                    visited,
-                    hops,
-                    self._scope,
-                    max_redirects,
-                )
-                hops.append((current, result.status))
-                visited.add(target)
-                current = target
+                trail.follow(result.status, result.location)
         except FetchError as exc:
             page.status = exc.status
             page.error = str(exc)
-            page.redirects = hops
-            if hops:
-                page.final_url = current
+            page.redirects = trail.hops
+            if trail.hops:
+                page.final_url = trail.current
             return page, []
-        page.redirects = hops
+        page.redirects = trail.hops
         return page, await self._fill(page, result)
 
     async def _fill(self, page: Page, response: Response) -> list[str]:
