@@ -9,8 +9,16 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Sequence,
+)
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
@@ -214,20 +222,24 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         raise UsageError(str(exc)) from None
 
 
-def open_sinks(paths: Sequence[str]) -> list[Sink]:
+@contextmanager
+def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
+    """The sinks of ``paths``, closed (flushed) on the way out, whatever happens; a path that
+    cannot be written is a :class:`UsageError`."""
     from .._exceptions import ConfigError
     from ..sinks import sink_for
 
-    sinks: list[Sink] = []
-    try:
+    with ExitStack() as stack:
+        sinks: list[Sink] = []
         for path in paths:
-            sinks.append(sink_for(path))
-    except (ConfigError, OSError) as exc:
-        for sink in sinks:
-            sink.close()
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"cannot write output: {reason} ({path})") from None
-    return sinks
+            try:
+                sink = sink_for(path)
+            except (ConfigError, OSError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                raise UsageError(f"cannot write output: {reason} ({path})") from None
+            stack.callback(sink.close)
+            sinks.append(sink)
+        yield sinks
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:

@@ -82,14 +82,10 @@ def _execute(args: argparse.Namespace) -> int:
 
         path = args.state or default_state_path(base_url)
         state = SqliteFrontier(path, base_url=base_url, fresh=args.fresh)
-    sinks = open_sinks(args.output)
-    try:
+    with open_sinks(args.output) as sinks:
         if args.report:
             return run_async(_crawl_and_report(config, sinks, state, args.report, args.quiet))
         return run_async(_crawl(config, sinks, state, quiet=args.quiet))
-    finally:
-        for sink in sinks:
-            sink.close()
 
 
 async def _crawl_and_report(

@@ -47,12 +47,8 @@ def _execute(args: argparse.Namespace) -> int:
 
     async def export() -> int:
         async with SqliteFrontier(args.state, create=False) as store:
-            sinks = open_sinks(args.output)
-            try:
+            with open_sinks(args.output) as sinks:
                 count = await write_pages(store.pages(), sinks)
-            finally:
-                for sink in sinks:
-                    sink.close()
         if not args.quiet:
             print(f"{count:,} pages from {args.state}", file=sys.stderr)
         return EXIT_OK

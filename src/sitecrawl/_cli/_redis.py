@@ -115,9 +115,8 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
     frontier = frontier_for(
         args.redis, crawl_id, base_url=config.base_url, config=stored, fresh=args.fresh
     )
-    sinks = open_sinks(sinks_paths)
 
-    async def run() -> int:
+    async def run(sinks: list[Sink]) -> int:
         async with frontier:
             prepare(frontier)
             if not args.quiet:
@@ -133,11 +132,8 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
                 frontier, local, sinks, per_host=per_host(frontier.config), quiet=args.quiet
             )
 
-    try:
-        return run_async(run())
-    finally:
-        for sink in sinks:
-            sink.close()
+    with open_sinks(sinks_paths) as sinks:
+        return run_async(run(sinks))
 
 
 async def work(
@@ -213,12 +209,8 @@ def export_redis(args: argparse.Namespace) -> int:
 
     async def export() -> int:
         async with frontier:
-            sinks = open_sinks(args.output)
-            try:
+            with open_sinks(args.output) as sinks:
                 count = await write_pages(frontier.pages(), sinks)
-            finally:
-                for sink in sinks:
-                    sink.close()
         if not args.quiet:
             print(f"{count:,} pages from crawl {args.crawl_id} in Redis", file=sys.stderr)
         return EXIT_OK
