@@ -13,7 +13,8 @@ sitecrawl/fetch-only ratios, and compares the page sets found.
 
 Contenders that fail (non-zero exit, timeout, no pages) are reported and
 skipped in later rounds.  More sitecrawl variants: edit SITECRAWL_VARIANTS or
-pass ``--variant NAME='ARGS'``.
+pass ``--variant NAME='ARGS'`` (``@VAR=VALUE`` words
+set environment variables).
 """
 
 from __future__ import annotations
@@ -348,6 +349,12 @@ def compare_sets(runs: list[RunResult], expected: set[str]) -> list[dict[str, An
 # -- main ------------------------------------------------------------------------
 
 
+def _env_prefix(args: list[str]) -> list[str]:
+    """``@NAME=VALUE`` words of a variant set environment variables (``env NAME=VALUE``)."""
+    settings = [a[1:] for a in args if a.startswith("@")]
+    return ["env", *settings] if settings else []
+
+
 def build_contenders(args: argparse.Namespace, start_url: str, urls_file: Path) -> list[Contender]:
     common = ["-c", str(args.concurrency), "-o", "{output}"]
     sitecrawl = shlex.split(args.sitecrawl_cmd or f"{shlex.quote(args.python)} -m sitecrawl")
@@ -358,9 +365,34 @@ def build_contenders(args: argparse.Namespace, start_url: str, urls_file: Path) 
     ]
     py = args.python
     contenders = [
-        Contender(name, "candidate", [*sitecrawl, "crawl", start_url, *common, "-q", *v, *extra])
+        Contender(
+            name,
+            "candidate",
+            [
+                *_env_prefix(v),
+                *sitecrawl,
+                "crawl",
+                start_url,
+                *common,
+                "-q",
+                *(a for a in v if not a.startswith("@")),
+                *extra,
+            ],
+        )
         for name, v in variants
     ]
+    if args.baseline:  # another checkout's sitecrawl (e.g. a git worktree of main), for A/B
+        base_src = str(args.baseline.resolve() / "src")
+        contenders += [
+            Contender(
+                f"base-{name}",
+                "candidate",
+                ["env", f"PYTHONPATH={base_src}", *(a[1:] for a in v if a.startswith("@")), py,
+                 "-m", "sitecrawl", "crawl", start_url, *common, "-q",
+                 *(a for a in v if not a.startswith("@")), *extra],
+            )  # fmt: skip
+            for name, v in variants
+        ]
     contenders.append(
         Contender(
             "scrapy", "reference", [py, str(BENCH_DIR / "scrapy_spider.py"), start_url, *common]
@@ -388,6 +420,7 @@ def main() -> None:
     add("--sitecrawl-cmd", help="sitecrawl command prefix (default: PYTHON -m sitecrawl)")
     add("--extra-args", default="", help="extra args appended to every sitecrawl command")
     add("--variant", action="append", default=[], metavar="NAME=ARGS", help="sitecrawl variant")
+    add("--baseline", type=Path, metavar="CHECKOUT", help="also run every variant from this checkout")
     add("--only", nargs="+", metavar="NAME", help="run only these contenders")
     add("--timeout", type=float, default=900, help="per-run timeout, seconds (%(default)s)")
     args = ap.parse_args()
