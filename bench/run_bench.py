@@ -43,7 +43,7 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 # Named sitecrawl variants: extra CLI args appended to the base command.
 SITECRAWL_VARIANTS: list[tuple[str, list[str]]] = [
-    # memory mode with the CLI defaults (2 processes on 2 cores); SQLite: --state {output}.db --fresh
+    # memory mode, CLI defaults (2 processes on 2 cores); SQLite: --state {output}.db --fresh
     ("sitecrawl", ["--no-state"]),
 ]
 
@@ -349,10 +349,17 @@ def compare_sets(runs: list[RunResult], expected: set[str]) -> list[dict[str, An
 # -- main ------------------------------------------------------------------------
 
 
-def _env_prefix(args: list[str]) -> list[str]:
-    """``@NAME=VALUE`` words of a variant set environment variables (``env NAME=VALUE``)."""
-    settings = [a[1:] for a in args if a.startswith("@")]
-    return ["env", *settings] if settings else []
+def _variant_argv(sitecrawl: list[str], variant: list[str], crawl_args: list[str]) -> list[str]:
+    """``sitecrawl crawl ARGS -q VARIANT``; the variant's ``@NAME=VALUE`` words become an
+    ``env NAME=VALUE`` prefix (for settings read from the environment)."""
+    settings = [word[1:] for word in variant if word.startswith("@")]
+    rest = [word for word in variant if not word.startswith("@")]
+    cmd = [*sitecrawl, "crawl", *crawl_args, "-q", *rest]
+    if not settings:
+        return cmd
+    if cmd[0] == "env":  # merge into the existing prefix
+        return ["env", *settings, *cmd[1:]]
+    return ["env", *settings, *cmd]
 
 
 def build_contenders(args: argparse.Namespace, start_url: str, urls_file: Path) -> list[Contender]:
@@ -365,32 +372,17 @@ def build_contenders(args: argparse.Namespace, start_url: str, urls_file: Path) 
     ]
     py = args.python
     contenders = [
-        Contender(
-            name,
-            "candidate",
-            [
-                *_env_prefix(v),
-                *sitecrawl,
-                "crawl",
-                start_url,
-                *common,
-                "-q",
-                *(a for a in v if not a.startswith("@")),
-                *extra,
-            ],
-        )
+        Contender(name, "candidate", _variant_argv(sitecrawl, v, [start_url, *common, *extra]))
         for name, v in variants
     ]
     if args.baseline:  # another checkout's sitecrawl (e.g. a git worktree of main), for A/B
-        base_src = str(args.baseline.resolve() / "src")
+        base_cmd = ["env", f"PYTHONPATH={args.baseline.resolve() / 'src'}", py, "-m", "sitecrawl"]
         contenders += [
             Contender(
                 f"base-{name}",
                 "candidate",
-                ["env", f"PYTHONPATH={base_src}", *(a[1:] for a in v if a.startswith("@")), py,
-                 "-m", "sitecrawl", "crawl", start_url, *common, "-q",
-                 *(a for a in v if not a.startswith("@")), *extra],
-            )  # fmt: skip
+                _variant_argv(base_cmd, v, [start_url, *common, *extra]),
+            )
             for name, v in variants
         ]
     contenders.append(
@@ -420,7 +412,7 @@ def main() -> None:
     add("--sitecrawl-cmd", help="sitecrawl command prefix (default: PYTHON -m sitecrawl)")
     add("--extra-args", default="", help="extra args appended to every sitecrawl command")
     add("--variant", action="append", default=[], metavar="NAME=ARGS", help="sitecrawl variant")
-    add("--baseline", type=Path, metavar="CHECKOUT", help="also run every variant from this checkout")
+    add("--baseline", type=Path, metavar="DIR", help="also run each variant from this checkout")
     add("--only", nargs="+", metavar="NAME", help="run only these contenders")
     add("--timeout", type=float, default=900, help="per-run timeout, seconds (%(default)s)")
     args = ap.parse_args()

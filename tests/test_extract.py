@@ -164,3 +164,35 @@ def test_every_link_kind_images_with_alt_and_page_fields_in_one_parse() -> None:
     assert plain.outgoing_links == ["https://site.test/b/x"]
     assert parse_html("<p>a\u00a0b c\td\u00e9</p>", "https://site.test/").word_count == 3
     assert parse_html("", "https://site.test/").word_count == 0
+
+
+def test_head_fields_first_match_case_insensitive_blank_is_absent() -> None:
+    """The head is read in one walk; it must answer as the CSS selectors it replaced:
+    names and rels case-insensitive, the first match wins (even when blank), nested
+    elements (``<noscript>``) count, a ``<base>`` without ``href`` is skipped."""
+    from sitecrawl._extract import parse_html
+
+    html = (
+        "<html><head><base target=_top><base href=' /b/ '><base href='/ignored/'>"
+        "<noscript><meta NAME='Robots' content=' noindex, NOFOLLOW '></noscript>"
+        "<meta name='robots' content='index'>"
+        "<meta name='DESCRIPTION' content='  '><meta name='description' content='second'>"
+        "<link rel='Canonical Stylesheet' href=' /canon '><link rel='canonical' href='/two'>"
+        "<link rel='ALTERNATE' hreflang=' fr ' href='fr/'><link rel=alternate href='no-lang'>"
+        "<title> The  title </title></head><body><svg><title>not it</title></svg></body></html>"
+    )
+    data = parse_html(html, "https://site.test/dir/page")
+    assert data.robots_meta == "noindex, NOFOLLOW"
+    assert data.meta_description == ""  # blank, not missing: the first match decides
+    assert data.canonical == "https://site.test/canon"
+    assert data.hreflang == [("fr", "https://site.test/b/fr/")]
+    assert data.title == "The title"
+    no_head_title = parse_html("<body><p>x</p><title>Late</title></body>", "https://site.test/")
+    assert no_head_title.title == "Late"
+    empty = parse_html("<p>nothing in the head</p>", "https://site.test/")
+    assert (empty.title, empty.canonical, empty.meta_description, empty.robots_meta) == (
+        None,
+        None,
+        None,
+        None,
+    )

@@ -168,13 +168,11 @@ def parse_html(
     :attr:`Extracted.links` (every link with its text, rel and kind, for a page store and the
     link check), from the same tree."""
     tree = LexborHTMLParser(html)
-    head = tree.head or tree
+    head = _Head.read(tree.head)
     base = page_url
-    if (base_href := _attr(head.css_first("base[href]"), "href")) and (
-        resolved := join(page_url, base_href)
-    ):
+    if head.base and (resolved := join(page_url, head.base)):
         base = resolved
-    canonical = _attr(head.css_first('link[rel~="canonical" i][href]'), "href")
+    canonical = head.canonical
     nodes, hrefs, rels = _anchors(tree)
     urls = _join_each(joins, base, hrefs)
     outgoing_links = _distinct(urls)
@@ -188,18 +186,18 @@ def parse_html(
     image_urls = _join_each(joins, base, srcs)
     root = tree.root
     data = Extracted(
-        title=_text(tree.css_first("title")),
+        title=_text(head.title or tree.css_first("title")),
         h1=_text(tree.css_first("h1")),
         first_paragraph=_text(_first_paragraph(tree)),
-        meta_description=_attr(head.css_first('meta[name="description" i]'), "content"),
+        meta_description=head.description,
         canonical=join(base, canonical) if canonical else None,
         outgoing_links=outgoing_links,
         image_urls=_distinct(image_urls),
         follow_links=follow_links,
-        robots_meta=_attr(head.css_first('meta[name="robots" i]'), "content"),
+        robots_meta=head.robots,
         lang=_attr(root, "lang") if root is not None else None,
         h2=[_clean(node.text()) for node in tree.tags("h2")],
-        hreflang=_hreflang(tree, base),
+        hreflang=[(lang, url) for lang, href in head.hreflang if (url := join(base, href))],
     )
     if anchors:
         data.links = [
@@ -284,22 +282,65 @@ def _resource_links(tree: LexborHTMLParser, base: str, joins: JoinCache | None) 
     return links
 
 
-def _hreflang(tree: LexborHTMLParser, base: str) -> list[tuple[str, str]]:
-    """``<link rel="alternate" hreflang href>`` as ``(lang, absolute url)`` pairs. (A scan of
-    ``link`` tags: a third of the cost of the equivalent case-insensitive CSS query.)"""
-    pairs = []
-    for node in tree.tags("link"):
-        attributes = node.attributes
-        lang, href, rel = attributes.get("hreflang"), attributes.get("href"), attributes.get("rel")
-        if (
-            lang
-            and href
-            and rel
-            and "alternate" in rel.lower().split()
-            and (url := join(base, href))
-        ):
-            pairs.append((lang.strip(), url))
-    return pairs
+@dataclass(slots=True)
+class _Head:
+    """What a crawler reads from ``<head>``: the first ``<title>``, ``<base href>``,
+    canonical link, description and robots meta (values stripped, None when absent or
+    empty), and every ``<link rel="alternate" hreflang href>`` as ``(lang, raw href)``."""
+
+    title: LexborNode | None = None
+    base: str | None = None
+    canonical: str | None = None
+    description: str | None = None
+    robots: str | None = None
+    hreflang: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, head: LexborNode | None) -> _Head:
+        """One walk over the head's elements. (It replaces five CSS queries, which cost ~4x
+        as much: selectolax compiles a selector on every call.) The first match of each
+        field wins, as ``css_first`` would: ``[href]``, ``rel~="canonical" i``,
+        ``meta[name="description" i]``, ``meta[name="robots" i]``."""
+        found = cls()
+        if head is None:
+            return found
+        seen: set[str] = set()
+        for node in head.traverse():
+            tag = node.tag
+            if tag == "link":
+                attributes = node.attributes
+                href, rel = attributes.get("href"), attributes.get("rel")
+                if href is None or not rel:
+                    continue
+                rels = rel.lower().split()
+                if "canonical" in rels and "canonical" not in seen:
+                    seen.add("canonical")
+                    found.canonical = href.strip() or None
+                lang = attributes.get("hreflang")
+                if lang and href and "alternate" in rels:
+                    found.hreflang.append((lang.strip(), href))
+            elif tag == "meta":
+                attributes = node.attributes
+                name = attributes.get("name")
+                if name is None:
+                    continue
+                name = name.lower()
+                if name in ("description", "robots") and name not in seen:
+                    seen.add(name)
+                    content = attributes.get("content")
+                    value = content.strip() if content else None
+                    if name == "description":
+                        found.description = value
+                    else:
+                        found.robots = value
+            elif tag == "title" and found.title is None:
+                found.title = node
+            elif tag == "base" and "base" not in seen:
+                href = node.attributes.get("href")
+                if href is not None:
+                    seen.add("base")
+                    found.base = href.strip() or None
+        return found
 
 
 _NOT_TEXT = ["script", "style", "noscript", "template"]
