@@ -186,8 +186,8 @@ def parse_html(
     image_urls = _join_each(joins, base, srcs)
     root = tree.root
     data = Extracted(
-        title=_text(head.title or tree.css_first("title")),
-        h1=_text(tree.css_first("h1")),
+        title=_text(head.title or _first(tree, "title")),
+        h1=_text(_first(tree, "h1")),
         first_paragraph=_text(_first_paragraph(tree)),
         meta_description=head.description,
         canonical=join(base, canonical) if canonical else None,
@@ -360,9 +360,16 @@ def _word_count(tree: LexborHTMLParser) -> int:
     return text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES).count(b" x")
 
 
+def _first(tree: LexborHTMLParser, tag: str) -> LexborNode | None:
+    """The first ``tag`` element in document order. (A tag scan costs a quarter of
+    ``css_first``, which compiles its selector on every call.)"""
+    nodes = tree.tags(tag)
+    return nodes[0] if nodes else None
+
+
 def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
-    main = tree.css_first("main")
-    return (main.css_first("p") if main is not None else None) or tree.css_first("p")
+    main = _first(tree, "main")
+    return (main.css_first("p") if main is not None else None) or _first(tree, "p")
 
 
 # The course's helpers: the names are a promise to users; each parses its input.
@@ -370,7 +377,7 @@ def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
 
 def get_h1_from_html(html: str) -> str:
     """The text of the first ``<h1>``, or ``""``."""
-    return _text(LexborHTMLParser(html).css_first("h1")) or ""
+    return _text(_first(LexborHTMLParser(html), "h1")) or ""
 
 
 def get_first_paragraph_from_html(html: str) -> str:
