@@ -1,12 +1,22 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 
 from sitecrawl import InvalidURL, normalize_url
-from sitecrawl._urls import JoinCache, Scope, join, parse_base_url, resolve_all, url_key
+from sitecrawl._urls import (
+    JoinCache,
+    Scope,
+    _join_plain,
+    base_directory,
+    join,
+    parse_base_url,
+    resolve_all,
+    url_key,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -117,6 +127,163 @@ def test_join_cache_gives_the_same_answers_as_join() -> None:
     for base in bases + bases[::-1]:
         for href in hrefs:
             assert cache.resolve_all(base, [href]) == resolve_all(base, [href]), (base, href)
+
+
+def _join_plain_against(base: str, raw: str) -> str | None:
+    directory = base_directory(base)
+    origin = directory[: directory.find("/", directory.index("://") + 3)]
+    return _join_plain(raw, directory, origin)
+
+
+BASE = "http://127.0.0.1:8088/s11/g6/page-2915.html"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("page-2.html", "http://127.0.0.1:8088/s11/g6/page-2.html"),
+        ("a/b/c.html", "http://127.0.0.1:8088/s11/g6/a/b/c.html"),
+        ("x/", "http://127.0.0.1:8088/s11/g6/x/"),
+        ("a//b", "http://127.0.0.1:8088/s11/g6/a//b"),
+        ("~u/!$&'()*+,;=@", "http://127.0.0.1:8088/s11/g6/~u/!$&'()*+,;=@"),
+        ("/", "http://127.0.0.1:8088/"),
+        ("/s1/g0/page-3.html", "http://127.0.0.1:8088/s1/g0/page-3.html"),
+        ("http://127.0.0.1:8088/static/x.css", "http://127.0.0.1:8088/static/x.css"),
+        ("http://127.0.0.1:8088/", "http://127.0.0.1:8088/"),
+        ("../../static/css/site.css", "http://127.0.0.1:8088/static/css/site.css"),
+        ("../../", "http://127.0.0.1:8088/"),
+        ("../../../../x", "http://127.0.0.1:8088/x"),  # never above the root
+        ("./x", "http://127.0.0.1:8088/s11/g6/x"),
+        ("a/../b", "http://127.0.0.1:8088/s11/g6/b"),
+        (".", "http://127.0.0.1:8088/s11/g6/"),
+        ("..", "http://127.0.0.1:8088/s11/"),
+        ("a/..", "http://127.0.0.1:8088/s11/g6/"),
+        ("./", "http://127.0.0.1:8088/s11/g6/"),
+        ("/a/./b/../../c/.", "http://127.0.0.1:8088/c/"),
+        ("http://127.0.0.1:8088/a/../b", "http://127.0.0.1:8088/b"),
+        (".well-known/x/...", "http://127.0.0.1:8088/s11/g6/.well-known/x/..."),
+    ],
+)
+def test_join_plain_takes_the_common_references(raw: str, expected: str) -> None:
+    assert _join_plain_against(BASE, raw) == expected
+    assert join(BASE, raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "?q",
+        "#top",
+        "p?q",
+        "p#f",
+        "//127.0.0.1:8088/x",
+        "//other.test/x",
+        "a b",
+        " a",
+        "a\tb",
+        "a\\b",
+        "a%20b",
+        "%2e%2e/x",
+        "a^b",
+        "é",
+        "mailto:a@b.c",
+        "p:q",
+        "HTTP://127.0.0.1:8088/x",
+        "https://127.0.0.1:8088/x",
+        "http://127.0.0.1:80880/x",
+        "http://127.0.0.1:8088.evil/x",
+        "http://127.0.0.1:8088",
+        "http://127.0.0.1:8088/x?q",
+        "http://127.0.0.1:8088/a b",
+    ],
+)
+def test_join_plain_leaves_everything_else_to_the_parser(raw: str) -> None:
+    assert _join_plain_against(BASE, raw) is None
+
+
+_BASES = [
+    "http://h.test/",
+    "http://h.test/a",
+    "http://h.test/a/b/c/d/e.html",
+    "https://h.test:8443/a/b/",
+    "https://h.test/a/b?q=/x/y/z",
+    "http://h.test/a/b#frag/x",
+    "http://h.test/a//b//",
+    "http://h.test/.well-known/x/y",
+    "http://h.test/a/%7Eu/%2e%2e;p/c",
+    "http://u:p%40q@h.test:81/a/b",
+    "http://:p@h.test/a/",
+    "http://[::1]:8080/a/b",
+    "https://xn--nxasmq6b.test/a/b/c",
+    "http://127.0.0.1:8088/s11/g6/page-2915.html",
+]
+_SAFE = "abcXYZ019-._~!$&'()*+,;=@"
+_UNSAFE = ["%", "%2e", "%2E", *'?#:\\ \t\n^`{|["é']
+
+
+def _random_reference(rng: random.Random, origin: str) -> str:
+    segments = []
+    for _ in range(rng.randrange(1, 6)):
+        kind = rng.random()
+        if kind < 0.3:
+            segments.append(rng.choice([".", "..", "", ".a", "..."]))
+        else:
+            segment = "".join(rng.choice(_SAFE) for _ in range(rng.randrange(1, 5)))
+            if kind > 0.9:
+                at = rng.randrange(len(segment) + 1)
+                segment = segment[:at] + rng.choice(_UNSAFE) + segment[at:]
+            segments.append(segment)
+    path = "/".join(segments)
+    prefix = rng.choice(
+        ["", "", "", "/", "/", "//", origin + "/", origin, "http://h.test/", "https://h.test/"]
+    )
+    return prefix + path
+
+
+def test_join_each_equals_join_on_generated_references() -> None:
+    """Plain references of every shape, and near misses, against many bases: the string path
+    and the memo give exactly what the parser gives."""
+    rng = random.Random(20240611)
+    shared = JoinCache()
+    plain = total = 0
+    for base in _BASES:
+        directory = base_directory(base)
+        origin = directory[: directory.find("/", directory.index("://") + 3)]
+        hrefs = [_random_reference(rng, origin) for _ in range(2_500)]
+        expected = [join(base, href) for href in hrefs]
+        assert JoinCache().join_each(base, hrefs) == expected, base
+        assert shared.join_each(base, hrefs) == expected, base
+        plain += sum(_join_plain(href, directory, origin) is not None for href in hrefs)
+        total += len(hrefs)
+    assert total > 30_000
+    assert plain > total // 3  # the corpus exercises the string path, not only the parser
+
+
+def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
+    """Every WPT input against every WPT base that parses as an http(s) URL (its canonical
+    href, as a crawl passes it; one has a fragment, one userinfo and a port)."""
+    import ada_url
+
+    bases = set()
+    for case in _whatwg_cases():
+        try:
+            base = ada_url.URL(case["base"]).href
+        except ValueError:
+            continue
+        if base.startswith(("http://", "https://")):
+            bases.add(base)
+    hrefs = sorted({case["input"] for case in _whatwg_cases()})
+    assert len(bases) > 10
+    plain = 0
+    for base in sorted(bases):
+        expected = [join(base, href) for href in hrefs]
+        assert JoinCache().join_each(base, hrefs) == expected, base
+        for href, url in zip(hrefs, expected, strict=True):
+            if (got := _join_plain_against(base, href)) is not None:
+                assert got == url, (base, href)
+                plain += 1
+    assert plain > 100
 
 
 def test_trap_guard_bounds_length_and_query_variants() -> None:

@@ -138,9 +138,61 @@ class Scope:
 
 
 def base_directory(base: str) -> str:
-    """A canonical href up to and including the last ``/`` of its path (query excluded)."""
+    """A canonical href up to and including the last ``/`` of its path (query and fragment
+    excluded)."""
+    base = strip_fragment(base)
     query_at = base.find("?")
     return base[: base.rfind("/", 0, query_at if query_at >= 0 else len(base)) + 1]
+
+
+#: Characters the WHATWG URL parser copies into an http(s) URL's path unchanged (none is in
+#: the path percent-encode set), minus those that end or reshape a path or start a scheme:
+#: ``%`` (escapes), ``\`` (a slash), ``?``, ``#``, ``:``.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=@/]+")
+
+
+def _join_plain(raw: str, directory: str, origin: str) -> str | None:
+    """:func:`join` of a plain path reference by string operations; None for any other.
+
+    ``raw`` is plain when it is only ``_PLAIN_PATH`` characters and path-relative
+    (``a/b.html``), path-absolute (``/a/b.html``, not ``//host``), or absolute on the base's
+    own origin (``http://host:8080/a``). The parser has nothing to act on in such a reference
+    (no scheme or authority of its own, no query, fragment, whitespace, backslash or escape,
+    no character it would encode), so the result is the origin, then the base's directory
+    path (for a relative reference) and ``raw``'s path verbatim, with dot segments resolved
+    by the standard's rules: ``..`` removes the segment before it but never the root, ``.``
+    is removed, and a last ``.`` or ``..`` leaves a trailing ``/``. ``directory`` and
+    ``origin`` are cut from a canonical href, which the parser would reproduce unchanged.
+    """
+    if _PLAIN_PATH.fullmatch(raw):
+        if raw[0] != "/":
+            url = directory + raw
+        elif raw[1:2] != "/":
+            url = origin + raw
+        else:
+            return None  # "//host/a" names its own authority
+    elif (
+        raw.startswith(origin)
+        and raw[len(origin) : len(origin) + 1] == "/"
+        and _PLAIN_PATH.fullmatch(raw, len(origin))
+    ):
+        url = raw
+    else:
+        return None
+    if "/." not in url:
+        return url
+    # Dot segments (or a segment such as ".well-known", which stays as it is).
+    path = url[len(origin) :]
+    if path.endswith(("/.", "/..")):
+        path += "/"  # a last "." or ".." resolves as if a "/" followed it
+    segments: list[str] = []
+    for segment in path[1:].split("/"):
+        if segment == "..":
+            if segments:
+                segments.pop()
+        elif segment != ".":
+            segments.append(segment)
+    return origin + "/" + "/".join(segments)
 
 
 def _memo_key(raw: str, directory: str, origin: str) -> tuple[str, str] | None:
@@ -161,14 +213,17 @@ def _memo_key(raw: str, directory: str, origin: str) -> tuple[str, str] | None:
 
 
 class JoinCache:
-    """A bounded memo for :func:`join` over one crawl.
+    """:func:`join` over one crawl: plain path references by string operations, the others
+    through a bounded memo. ``base`` must be a canonical href.
 
-    Resolving a reference that is not empty and starts with neither ``?``, ``#`` nor
-    whitespace depends on the base only through its directory (scheme, authority and path up
-    to the last ``/``), so ``(directory, href)`` is an exact memo key; an absolute http(s)
-    reference does not depend on the base at all and a path-absolute one (``/x``) only on its
-    origin, so those are keyed wider. Sites repeat the same links on many pages, which makes
-    most joins dictionary hits.
+    A plain reference (:func:`_join_plain`: ``page-2.html``, ``../../css/site.css``, ``/a/b``,
+    or an absolute URL on the base's own origin; most links) is resolved without the parser
+    and not stored. Resolving any other reference that is not empty and starts with neither
+    ``?``, ``#`` nor whitespace depends on the base only through its directory (scheme,
+    authority and path up to the last ``/``), so ``(directory, href)`` is an exact memo key;
+    an absolute http(s) reference does not depend on the base at all and a path-absolute one
+    (``/x``) only on its origin, so those are keyed wider. Sites repeat the same external
+    links on many pages, which makes many of those joins dictionary hits.
     """
 
     __slots__ = ("_max", "_memo")
@@ -190,14 +245,16 @@ class JoinCache:
         origin = directory[: directory.find("/", directory.index("://") + 3)]
         out: list[str | None] = []
         for raw in hrefs:
-            memo_key = _memo_key(raw, directory, origin)
-            if memo_key is None:
-                url = join(base, raw)
-            else:
-                try:
-                    url = memo[memo_key]
-                except KeyError:
-                    url = memo[memo_key] = join(base, raw)
+            url = _join_plain(raw, directory, origin)
+            if url is None:
+                memo_key = _memo_key(raw, directory, origin)
+                if memo_key is None:
+                    url = join(base, raw)
+                else:
+                    try:
+                        url = memo[memo_key]
+                    except KeyError:
+                        url = memo[memo_key] = join(base, raw)
             out.append(url)
         return out
 
