@@ -238,6 +238,12 @@ def _random_reference(rng: random.Random, origin: str) -> str:
     prefix = rng.choice(
         ["", "", "", "/", "/", "//", origin + "/", origin, "http://h.test/", "https://h.test/"]
     )
+    if rng.random() < 0.15:  # schemes: other ones resolve to nothing, whatever the base
+        prefix = rng.choice(["mailto:", "tel:+1", "javascript:", "HTTP:", "Https:", "ftp:"])
+        prefix += rng.choice(["", "//", "/"]) if rng.random() < 0.5 else ""
+        prefix = rng.choice([prefix, "a+b.c-d:", "1a:", " mailto:", "mail to:"])
+    if rng.random() < 0.15:  # fragments: dropped, but not what comes before them
+        path += rng.choice(["#", "#x/../y", "?q#f", "#a#b", " #f", "\t#f"])
     return prefix + path
 
 

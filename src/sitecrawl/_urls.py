@@ -18,6 +18,8 @@ from ._exceptions import InvalidURL
 from ._models import Request
 
 _WEB_SCHEMES = ("http://", "https://")
+#: A reference's scheme as the URL parser reads it (no whitespace, which it would strip first).
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 # "mailto:x", "ftp://x" name a scheme; "localhost:8080/x" is a host and a port.
 _HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(?!\d)")
 
@@ -241,11 +243,25 @@ class JoinCache:
         memo = self._memo
         if len(memo) > self._max:
             memo.clear()
+        base_only = strip_fragment(base)
         directory = base_directory(base)
         origin = directory[: directory.find("/", directory.index("://") + 3)]
         out: list[str | None] = []
         for raw in hrefs:
             url = _join_plain(raw, directory, origin)
+            if url is None and (cut := raw.find("#")) >= 0 and (cut == 0 or raw[cut - 1] > " "):
+                # The fragment changes nothing before it, and join() drops it: "#top" is
+                # the base itself, "page.html#s2" is "page.html". (Not after a space, which
+                # the parser keeps there but would strip from the end of a cut reference.)
+                raw = raw[:cut]
+                url = _join_plain(raw, directory, origin) if raw else base_only
+            if (
+                url is None
+                and (scheme := _SCHEME.match(raw))
+                and scheme.group(1).lower() not in ("http", "https")
+            ):
+                out.append(None)  # mailto:, tel:, javascript:, ftp:... whatever the base
+                continue
             if url is None:
                 memo_key = _memo_key(raw, directory, origin)
                 if memo_key is None:
