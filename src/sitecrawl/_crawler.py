@@ -349,11 +349,8 @@ class AsyncCrawler:
             for link, key in targets.keyed(links)
         ]
         self.stats.dropped_links = targets.rejected
-        if batch:
-            added = await self.frontier.add(batch)
-            targets.submitted(batch)
-            if added:
-                self._notify()
+        if batch and await self.frontier.add(batch):
+            self._notify()
 
     def _record(self, request: Request, page: Page) -> None:
         stats = self.stats

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import ada_url
 
 from ._exceptions import InvalidURL
-from ._models import Request
 
 _WEB_SCHEMES = ("http://", "https://")
 #: A reference's scheme as the URL parser reads it (no whitespace, which it would strip first).
@@ -318,23 +317,22 @@ class TrapGuard:
 
 
 class LinkTargets:
-    """Which links to queue, decided once per distinct URL: a bounded memo of
-    ``url -> dedupe key``, None when the URL is out of scope, a trap (:class:`TrapGuard`) or
-    already handed to the frontier.
+    """Which links to offer the frontier, decided once per distinct URL: ``(url, key)`` for a
+    URL not seen before that is in scope and not a trap (:class:`TrapGuard`).
 
-    Links repeat across pages, so the scope check, the key and the trap check each run once per
-    distinct URL, and a URL the frontier has taken is not offered again (it would only be
-    deduplicated there): a repeated link costs one dictionary lookup. Every answer is stable,
-    so memoizing is exact: a key the guard admitted stays admitted, a rejected one stays
-    rejected (a path's variant set only grows), and a frontier never forgets a key it saw. When
-    the memo is cleared, URLs are offered again and the frontier's own dedupe decides."""
+    Links repeat across pages (navigation, breadcrumbs), and most pages of a large crawl link
+    only to URLs seen before: a set difference (C speed) finds that and skips the page's
+    links; only the new ones get a scope check, a key and a trap check. A URL offered once is
+    not offered again: the frontier took it or deduplicated it, and would do the same again.
+    Memory stays bounded: past ``max_entries`` the set is cleared, URLs are offered again and
+    the frontier's own dedupe decides."""
 
-    __slots__ = ("_guard", "_max", "_memo", "_scope", "rejected")
+    __slots__ = ("_guard", "_max", "_scope", "_seen", "rejected")
 
     def __init__(self, scope: Scope, guard: TrapGuard, max_entries: int = 100_000) -> None:
         self._scope = scope
         self._guard = guard
-        self._memo: dict[str, str | None] = {}
+        self._seen: set[str] = set()
         self._max = max_entries
         self.rejected = 0  # in-scope URLs the trap guard turned down (once per memo lifetime)
 
@@ -347,23 +345,21 @@ class LinkTargets:
         self.rejected += 1
         return None
 
-    def submitted(self, requests: Iterable[Request]) -> None:
-        """The frontier has taken these: do not offer their URLs again."""
-        memo = self._memo
-        for request in requests:
-            memo[request.url] = None
-
-    def keyed(self, urls: Iterable[str]) -> list[tuple[str, str]]:
-        """``(url, key)`` for each URL to offer the frontier, in order."""
-        memo = self._memo
-        if len(memo) > self._max:
-            memo.clear()
+    def keyed(self, urls: list[str]) -> list[tuple[str, str]]:
+        """``(url, key)`` for each URL to offer the frontier, in order; the caller offers
+        them (a URL is not returned twice while the memo holds it)."""
+        seen = self._seen
+        if len(seen) > self._max:
+            seen.clear()
+        new = set(urls).difference(seen)
+        if not new:
+            return []
+        seen.update(new)
         out = []
         for url in urls:
-            try:
-                key = memo[url]
-            except KeyError:
-                key = memo[url] = self._classify(url)
-            if key is not None:
-                out.append((url, key))
+            if url in new:
+                new.discard(url)  # its first occurrence decides
+                key = self._classify(url)
+                if key is not None:
+                    out.append((url, key))
         return out
