@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Instructions per page of ``parse_html`` (callgrind), for comparing checkouts on a noisy
+machine: instruction counts do not move with the load on the other core, wall times do.
+
+    python bench/parse_cost.py                      # this checkout
+    python bench/parse_cost.py --src /path/to/other/checkout/src
+
+It runs valgrind twice, parsing the first 100 pages of the bench site to warm the join memo
+(as a crawl would) and then ``--pages`` more (or none), and prints the difference divided by
+``--pages``: the cost of one page's parse and extraction, imports and set-up excluded.
+Needs ``valgrind`` and the generated site (``bench/gen_site.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def _work(pages: int, site: Path) -> None:
+    from sitecrawl._extract import decode_html, parse_html
+    from sitecrawl._urls import JoinCache
+
+    files = sorted(site.glob("s*/g*/page-*.html"))[: 100 + pages]
+    docs = [
+        (path.read_bytes(), f"http://127.0.0.1:8088/{path.relative_to(site)}") for path in files
+    ]
+    joins = JoinCache()
+    for body, url in docs:
+        parse_html(decode_html(body), url, joins)
+
+
+def _instructions(pages: int, src: Path, site: Path) -> int:
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+    cmd += [__file__, "--work", str(pages), "--site", str(site)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        sys.exit(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--src", type=Path, default=BENCH_DIR.parent / "src", help="sitecrawl source")
+    ap.add_argument("--pages", type=int, default=100, help="pages measured (%(default)s)")
+    ap.add_argument("--site", type=Path, default=BENCH_DIR / "site", help=argparse.SUPPRESS)
+    ap.add_argument("--work", type=int, help=argparse.SUPPRESS)  # the measured child
+    args = ap.parse_args()
+    if args.work is not None:
+        _work(args.work, args.site)
+        return
+    if not (args.site / "urls.txt").exists():
+        sys.exit(f"no bench site in {args.site}: run bench/gen_site.py first")
+    base = _instructions(0, args.src, args.site)
+    total = _instructions(args.pages, args.src, args.site)
+    print(f"{args.src}: {(total - base) / args.pages:,.0f} instructions per page (parse_html)")
+
+
+if __name__ == "__main__":
+    main()
