@@ -196,3 +196,15 @@ def test_head_fields_first_match_case_insensitive_blank_is_absent() -> None:
         None,
         None,
     )
+
+
+def test_first_paragraph_in_main_wherever_it_is() -> None:
+    """The first ``<p>`` of ``<main>`` wins over earlier paragraphs, however many come
+    before it and however deep it sits; without one, the document's first ``<p>``."""
+    before = "".join(f"<p>outside {i}</p>" for i in range(12))
+    deep = "<main><div><section><article><p>deep in main</p></article></section></div></main>"
+    assert get_first_paragraph_from_html(before + deep) == "deep in main"
+    assert get_first_paragraph_from_html("<p>a</p>" + deep + "<p>b</p>") == "deep in main"
+    assert get_first_paragraph_from_html(before + "<main><h1>no p</h1></main>") == "outside 0"
+    assert get_first_paragraph_from_html("<main><p>m1</p><p>m2</p></main>") == "m1"
+    assert get_first_paragraph_from_html("<p>one</p><main></main><main><p>2nd</p></main>") == "one"
