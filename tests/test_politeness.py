@@ -373,3 +373,25 @@ def test_cli_flags_reach_the_crawl(
 )
 def test_cli_rejects_bad_politeness_values(bad: list[str]) -> None:
     assert main(["crawl", "http://127.0.0.1:9/", *bad]) == 2
+
+
+async def test_get_html_is_as_polite_as_the_crawl(faults: tuple[ServerThread, FaultState]) -> None:
+    """The course's ``get_html`` goes through robots.txt, the host's slot and retries, like
+    every request of a crawl: a disallowed URL is not requested, a flapping one is retried."""
+    from sitecrawl import BlockedByRobots
+
+    server, state = faults
+    config = CrawlConfig(base_url=server.url, politeness=fast())
+    async with AsyncCrawler(config.base_url, config=config) as crawler:
+        with pytest.raises(BlockedByRobots):
+            await crawler.get_html(server.url + "/private/secret")
+        assert "<title>/private/ok</title>" in await crawler.get_html(server.url + "/private/ok")
+        html_text = await crawler.get_html(server.url + "/flaky")
+        with pytest.raises(BlockedByRobots):  # a redirect into a disallowed path
+            await crawler.get_html(server.url + "/to-private")
+    assert "up again" in html_text
+    assert state.hits["/flaky"] == 3  # two 503s, then the page
+    paths = server.traffic.paths
+    assert paths[0] == "/robots.txt" and paths.count("/robots.txt") == 1
+    assert "/private/secret" not in paths and "/private/secret2" not in paths
+    assert "/private/ok" in paths and "/to-private" in paths

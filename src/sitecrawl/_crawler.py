@@ -208,13 +208,16 @@ class AsyncCrawler:
             return await self.frontier.claim(normalized_url)
 
     async def get_html(self, url: str) -> str:
-        """Fetch ``url`` and return its HTML as text.
+        """Fetch ``url`` and return its HTML as text, as politely as the crawl: robots.txt
+        obeyed, the host's slot (concurrency, delay, backoff) held, retries, in-scope
+        redirects followed.
 
         Raises :class:`HTTPStatusError` on status >= 400, :class:`NotHTMLError` for a non-HTML
-        body, and another :class:`FetchError` when no response arrives.
+        body, :class:`BlockedByRobots` for a disallowed URL, and another :class:`FetchError`
+        when no response arrives.
         """
         async with self.semaphore:
-            response = await self._fetcher.fetch(url)
+            response = await self._job.fetch(self._job.trail(parse_base_url(url)))
         if response.status >= 400:
             raise HTTPStatusError(f"HTTP {response.status}", url=url, status=response.status)
         if response.body is None:

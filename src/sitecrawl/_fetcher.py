@@ -165,33 +165,20 @@ class Fetcher:
         response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         return response
 
-    async def fetch(self, url: str) -> Response:
-        """GET ``url``, following in-scope redirects; read the body only when it is HTML."""
-        started = time.perf_counter()
-        trail = RedirectTrail(
-            url, scope=self._scope, max_redirects=self._config.limits.max_redirects
-        )
-        while True:
-            response = await self.get(trail.current)
-            if response.location is None:
-                response.url = url
-                response.redirects = trail.hops
-                response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
-                return response
-            trail.follow(response.status, response.location)
-
 
 class RedirectTrail:
     """One request's redirects, hop by hop: :meth:`follow` checks where a redirect leads
     before anyone requests it, and raises when it leaves ``scope`` (or http/https; any host
     when ``scope`` is None), loops, or makes more than ``max_redirects`` hops."""
 
-    __slots__ = ("_max", "_scope", "_visited", "current", "hops")
+    __slots__ = ("_max", "_scope", "_visited", "attempts", "current", "hops")
 
     def __init__(self, url: str, *, scope: Scope | None, max_redirects: int) -> None:
         self.current = url
         #: ``(url, status)`` of every redirect followed so far.
         self.hops: list[tuple[str, int]] = []
+        #: Requests made for :attr:`current` (retries included), set by whoever fetches it.
+        self.attempts = 0
         self._visited = {url}
         self._scope = scope
         self._max = max_redirects

@@ -172,22 +172,34 @@ class PageJob:
             raise BlockedByRobots(rules.reason, url=url)
         return rules.allowed(url)
 
+    def trail(self, url: str) -> RedirectTrail:
+        """A redirect trail from ``url`` that stays in the crawl's scope."""
+        return RedirectTrail(
+            url, scope=self._scope, max_redirects=self._config.limits.max_redirects
+        )
+
+    async def fetch(self, trail: RedirectTrail) -> Response:
+        """Fetch ``trail.current`` as the crawl does: robots.txt first, then a polite GET
+        (host slot, retries) of every hop, counted in ``trail.attempts``. Returns the final
+        response; raises :class:`FetchError` (:class:`BlockedByRobots` included)."""
+        while True:
+            trail.attempts = 0
+            if not await self.allowed(trail.current):
+                raise BlockedByRobots(BLOCKED, url=trail.current)
+            result, trail.attempts = await self._client.get(trail.current)
+            if isinstance(result, FetchError):
+                raise result
+            if result.location is None:
+                return result
+            trail.follow(result.status, result.location)
+
     async def run(self, request: Request) -> tuple[Page, list[str]]:
         page = Page(url=request.url, depth=request.depth, attempts=0)
-        trail = RedirectTrail(
-            request.url, scope=self._scope, max_redirects=self._config.limits.max_redirects
-        )
+        trail = self.trail(request.url)
         try:
-            while True:
-                if not await self.allowed(trail.current):
-                    raise BlockedByRobots(BLOCKED, url=trail.current)
-                result, page.attempts = await self._client.get(trail.current)
-                if isinstance(result, FetchError):
-                    raise result
-                if result.location is None:
-                    break
-                trail.follow(result.status, result.location)
+            result = await self.fetch(trail)
         except FetchError as exc:
+            page.attempts = trail.attempts
             page.status = exc.status
             page.error = str(exc)
             page.redirects = trail.hops
@@ -195,6 +207,7 @@ class PageJob:
                 page.final_url = trail.current
             return page, []
         page.redirects = trail.hops
+        page.attempts = trail.attempts
         return page, await self._fill(page, result)
 
     async def _fill(self, page: Page, response: Response) -> list[str]:
