@@ -280,8 +280,23 @@ def summarize(contenders: list[Contender], runs: list[RunResult]) -> dict[str, d
     return summary
 
 
-def print_summary(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Print medians and candidate ratios; return the ratios."""
+def _round_ratios(runs: list[RunResult], cand: str, other: str) -> list[float]:
+    """pages/s of ``cand`` over ``other`` in each round both finished: runs of one round are
+    minutes apart at most, so these ratios see less of the machine's drift than a ratio of
+    medians taken over the whole benchmark."""
+    speed = {(r.name, r.round): r.pages_per_s for r in runs if r.ok and r.pages_per_s}
+    return [
+        speed[cand, rnd] / speed[other, rnd]
+        for rnd in sorted({rnd for name, rnd in speed if name == cand})
+        if (other, rnd) in speed
+    ]
+
+
+def print_summary(
+    summary: dict[str, dict[str, Any]], runs: list[RunResult]
+) -> list[dict[str, Any]]:
+    """Print medians and candidate ratios (of the medians, and per round); return the
+    ratios."""
     print("\nSummary (medians over successful rounds)")
     print(
         f"  {'contender':<14} {'role':<10} {'runs':>4} {'pages':>7} {'wall s':>8} {'cpu s':>8}"
@@ -309,10 +324,14 @@ def print_summary(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
                     "versus": other,
                     "pages_per_s": cs["pages_per_s"] / ref["pages_per_s"],
                     "rss": cs["peak_rss_mb"] / ref["peak_rss_mb"],
+                    "per_round": _round_ratios(runs, cand, other),
                 }
                 ratios.append(ratio)
                 speed, rss = ratio["pages_per_s"], ratio["rss"]
-                print(f"  {cand}/{other}: pages/s x{speed:.2f}, RSS x{rss:.2f}")
+                rounds = ", ".join(f"{r:.2f}" for r in ratio["per_round"])
+                print(
+                    f"  {cand}/{other}: pages/s x{speed:.2f}, RSS x{rss:.2f} (per round: {rounds})"
+                )
     return ratios
 
 
@@ -467,7 +486,7 @@ def main() -> None:
             active = [ct for ct in active if ct.name not in failed]
 
     summary = summarize(contenders, runs)
-    ratios = print_summary(summary)
+    ratios = print_summary(summary, runs)
     comparisons = compare_sets(runs, expected)
     print(f"\nexpected pages: {len(expected)}")
 
