@@ -23,7 +23,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 
 
-def _work(pages: int, site: Path) -> None:
+def _work(pages: int, site: Path, anchors: bool) -> None:
     from sitecrawl._extract import decode_html, parse_html
     from sitecrawl._urls import JoinCache
 
@@ -33,13 +33,13 @@ def _work(pages: int, site: Path) -> None:
     ]
     joins = JoinCache()
     for body, url in docs:
-        parse_html(decode_html(body), url, joins)
+        parse_html(decode_html(body), url, joins, anchors=anchors)
 
 
-def _instructions(pages: int, src: Path, site: Path) -> int:
+def _instructions(pages: int, src: Path, site: Path, anchors: bool) -> int:
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
-    cmd += [__file__, "--work", str(pages), "--site", str(site)]
+    cmd += [__file__, "--work", str(pages), "--site", str(site), *(["--anchors"] * anchors)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -51,17 +51,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", type=Path, default=BENCH_DIR.parent / "src", help="sitecrawl source")
     ap.add_argument("--pages", type=int, default=100, help="pages measured (%(default)s)")
+    ap.add_argument("--anchors", action="store_true", help="with link details (state files)")
     ap.add_argument("--site", type=Path, default=BENCH_DIR / "site", help=argparse.SUPPRESS)
     ap.add_argument("--work", type=int, help=argparse.SUPPRESS)  # the measured child
     args = ap.parse_args()
     if args.work is not None:
-        _work(args.work, args.site)
+        _work(args.work, args.site, args.anchors)
         return
     if not (args.site / "urls.txt").exists():
         sys.exit(f"no bench site in {args.site}: run bench/gen_site.py first")
-    base = _instructions(0, args.src, args.site)
-    total = _instructions(args.pages, args.src, args.site)
-    print(f"{args.src}: {(total - base) / args.pages:,.0f} instructions per page (parse_html)")
+    base = _instructions(0, args.src, args.site, args.anchors)
+    total = _instructions(args.pages, args.src, args.site, args.anchors)
+    what = "parse_html, anchors=True" if args.anchors else "parse_html"
+    print(f"{args.src}: {(total - base) / args.pages:,.0f} instructions per page ({what})")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def _clean(text: str) -> str:
 def _text(node: LexborNode | None) -> str | None:
     if node is None:
         return None
-    return _clean(node.text())
+    return _clean(node.text_lexbor())
 
 
 def _attr(node: LexborNode | None, name: str) -> str | None:
@@ -196,12 +196,12 @@ def parse_html(
         follow_links=follow_links,
         robots_meta=head.robots,
         lang=_attr(root, "lang") if root is not None else None,
-        h2=[_clean(node.text()) for node in tree.tags("h2")],
+        h2=[_clean(node.text_lexbor()) for node in tree.tags("h2")],
         hreflang=[(lang, url) for lang, href in head.hreflang if (url := join(base, href))],
     )
     if anchors:
         data.links = [
-            (url, _clean(node.text()), rel.strip() if rel else None, "a")
+            (url, _clean(node.text_lexbor()), rel.strip() if rel else None, "a")
             for url, node, rel in zip(urls, nodes, rels, strict=True)
             if url is not None
         ]
