@@ -225,3 +225,25 @@ def test_crawl_refuses_another_sites_crawl_id_report_and_tables_read_redis(
     assert main(["report", *source, "-o", str(report), "-q"]) == 0
     assert "http://localhost:" in report.read_text(encoding="utf-8")
     assert main(["report", *source, str(report), "-o", str(report)]) == 2  # both sources
+
+
+def test_a_failed_start_page_exits_1_with_redis_too(
+    site: ServerThread, unused_tcp_port: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As without Redis: a crawl whose only page is its failed start page says why in one
+    line and exits 1 (a later worker joining the finished crawl says the same)."""
+    url = shared_server().url
+    dead = f"http://127.0.0.1:{unused_tcp_port}/"
+    for base, crawl_id, error in [
+        (dead, "dead-start", "connection failed"),
+        (site.url + "/nope", "missing-start", "HTTP 404"),
+    ]:
+        capsys.readouterr()
+        assert main(["crawl", base, "--redis", url, "--crawl-id", crawl_id, "-q"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"sitecrawl: error: could not crawl {base}") and error in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert main(["worker", "--redis", url, "--crawl-id", crawl_id, "-q"]) == 1
+    # A start page that works is not an error, however small the crawl.
+    one = ["--max-pages", "1", "-q"]
+    assert main(["crawl", site.url, "--redis", url, "--crawl-id", "ok-start", *one]) == 0

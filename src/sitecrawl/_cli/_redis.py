@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
+    EXIT_FATAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
@@ -162,9 +163,19 @@ async def work(
         status = await frontier.status()
         if sinks and not interrupted:
             await write_pages(frontier.pages(), sinks)
+        failed = None
+        if not interrupted and status.done == 1 and not status.queued and not status.in_flight:
+            # The whole crawl is one page: when it is the start page and it failed, say so
+            # and exit 1, as a crawl without Redis does.
+            async for page in frontier.pages():
+                if page.depth == 0 and page.error is not None:
+                    failed = page
     if not quiet:
         print(summary(crawler.stats), file=sys.stderr)
         print(status_line(frontier, status), file=sys.stderr)
+    if failed is not None:
+        print(f"sitecrawl: error: could not crawl {failed.url}: {failed.error}", file=sys.stderr)
+        return EXIT_FATAL
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 
