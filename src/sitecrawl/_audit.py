@@ -135,7 +135,7 @@ def audit(
     by_key: dict[str, PageRow] = {}
     for page in pages:
         by_key.setdefault(page_key(page.url), page)
-    referrers = _referrers(links)
+    referrers = referrers_by_key(links)
     checked = _checked_text(pages)
     return Audit(
         broken_links=_broken_links(links, by_key, referrers),
@@ -172,7 +172,7 @@ def _is_broken(status: int | None, error: str | None) -> bool:
     return status is None or (300 <= status < 400 and not error.startswith(OUT_OF_SCOPE))
 
 
-def _referrers(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]]:
+def referrers_by_key(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]]:
     """Each target key's distinct referrers, sorted by source URL."""
     found: defaultdict[str, set[Referrer]] = defaultdict(set)
     for link in links:

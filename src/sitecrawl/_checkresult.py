@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ._audit import OUT_OF_SCOPE, BrokenLink, RedirectChain, Referrer, audit, page_key
+from ._audit import (
+    OUT_OF_SCOPE,
+    BrokenLink,
+    RedirectChain,
+    Referrer,
+    audit,
+    page_key,
+    referrers_by_key,
+)
 from ._linkcheck import TargetStatus
 from ._models import Page
-from ._sitedata import LinkRow
 from ._tables import site_rows
 
 
@@ -65,7 +71,7 @@ def check_outcome(
 
     rows = site_rows(pages, base_url, target_status=target_status)
     findings = audit(rows.pages, rows.links, rows.images, start_url=base_url)
-    referrers = _referrers(rows.links)
+    referrers = referrers_by_key(rows.links)
     broken_keys = {page_key(b.target_url) for b in findings.broken_links}
     by_key = {page_key(page.url): page for page in pages}
     redirects: dict[str, RedirectChain] = {}
@@ -120,16 +126,6 @@ def check_outcome(
         unchecked=len(unchecked),
         fail_on_redirect=fail_on_redirect,
     )
-
-
-def _referrers(links: Sequence[LinkRow]) -> dict[str, tuple[Referrer, ...]]:
-    found: defaultdict[str, set[Referrer]] = defaultdict(set)
-    for link in links:
-        found[page_key(link.target_url)].add(Referrer(link.source_url, link.anchor_text, link.kind))
-    return {
-        key: tuple(sorted(refs, key=lambda r: (r.source_url, r.kind, r.anchor_text or "")))
-        for key, refs in found.items()
-    }
 
 
 # -- text -----------------------------------------------------------------------------------

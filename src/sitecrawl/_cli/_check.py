@@ -23,6 +23,7 @@ from ._common import (
     EXIT_OK,
     UsageError,
     add_crawl_options,
+    base_url_of,
     config_from_args,
     run_async,
 )
@@ -59,16 +60,10 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from .._exceptions import SitecrawlError
-    from .._urls import parse_base_url
-
     if args.fresh and not args.state:
         raise UsageError("--fresh needs --state")
     config = config_from_args(args)
-    try:
-        base_url = parse_base_url(args.url)
-    except SitecrawlError as exc:
-        raise UsageError(str(exc)) from None
+    base_url = base_url_of(args)
     if args.junit:
         try:
             open(args.junit, "ab").close()  # fail now, not after the crawl

@@ -187,6 +187,23 @@ def add_processes_option(parser: argparse.ArgumentParser, *, default: int) -> No
     )
 
 
+def start_page_failed(page: Page) -> int:
+    """Say why a crawl that is only its failed start page failed; the exit code for it."""
+    print(f"sitecrawl: error: could not crawl {page.url}: {page.error}", file=sys.stderr)
+    return EXIT_FATAL
+
+
+def base_url_of(args: argparse.Namespace) -> str:
+    """``args.url`` as a canonical start URL; bad input is a :class:`UsageError`."""
+    from .._exceptions import SitecrawlError
+    from .._urls import parse_base_url
+
+    try:
+        return parse_base_url(args.url)
+    except SitecrawlError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     """Options from :func:`add_crawl_options` (and ``args.url``) as a frozen config."""
     from .._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Politeness, Timeouts

@@ -7,16 +7,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
-    EXIT_FATAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
     add_crawl_options,
+    base_url_of,
     config_from_args,
     ctrl_c_stops,
     open_sinks,
     run_async,
     run_crawl,
+    start_page_failed,
     write_pages,
 )
 from ._redis import add_lease_option, add_redis_options, seed_and_work
@@ -62,16 +63,10 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from .._exceptions import SitecrawlError
-    from .._urls import parse_base_url
-
     if args.no_state and (args.state or args.fresh):
         raise UsageError("--no-state cannot be combined with --state or --fresh")
     config = config_from_args(args)
-    try:
-        base_url = parse_base_url(args.url)
-    except SitecrawlError as exc:
-        raise UsageError(str(exc)) from None
+    base_url = base_url_of(args)
     if args.redis is not None:
         return seed_and_work(args, config, args.output)
     if args.crawl_id is not None:
@@ -166,9 +161,7 @@ async def _crawl(
             )
         return EXIT_INTERRUPTED
     if base_failure and crawler.stats.pages == 1:
-        page = base_failure[0]
-        print(f"sitecrawl: error: could not crawl {page.url}: {page.error}", file=sys.stderr)
-        return EXIT_FATAL
+        return start_page_failed(base_failure[0])
     return EXIT_OK
 
 

@@ -11,13 +11,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
-    EXIT_FATAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
     ctrl_c_stops,
     run_crawl,
     seconds,
+    start_page_failed,
     write_pages,
 )
 
@@ -174,8 +174,7 @@ async def work(
         print(summary(crawler.stats), file=sys.stderr)
         print(status_line(frontier, status), file=sys.stderr)
     if failed is not None:
-        print(f"sitecrawl: error: could not crawl {failed.url}: {failed.error}", file=sys.stderr)
-        return EXIT_FATAL
+        return start_page_failed(failed)
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 
