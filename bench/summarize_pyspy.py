@@ -3,8 +3,8 @@
 fetching, parsing, word count, link resolution, imports, output...
 
     py-spy record -r 300 --subprocesses -f raw -o p.raw -- python -m sitecrawl crawl URL ...
-    python bench/summarize_pyspy.py p.raw '_parsing"' exclude   # the main process
-    python bench/summarize_pyspy.py p.raw '_parsing"' include   # the parser process
+    python bench/summarize_pyspy.py p.raw '_parse_child"' exclude   # the main process
+    python bench/summarize_pyspy.py p.raw '_parse_child"' include   # the parser process
 
 A sample counts for the first category (in the order below) one of its frames matches.
 """

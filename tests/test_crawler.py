@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import marshal
 import os
 import signal
+import subprocess
+import sys
 from urllib.parse import urlsplit
 
 import pytest
@@ -19,6 +22,9 @@ from sitecrawl import (
     crawl_site_async,
     normalize_url,
 )
+from sitecrawl._extract import Extracted
+from sitecrawl._parse_child import LENGTH
+from sitecrawl._parsing import _child_env
 
 
 def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:
@@ -305,7 +311,7 @@ def _parser_children() -> list[int]:
         with open(f"/proc/{me}/task/{task}/children", encoding="ascii") as children:
             for pid in children.read().split():
                 with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                    if b"sitecrawl._parsing" in cmdline.read():
+                    if b"sitecrawl._parse_child" in cmdline.read():
                         found.append(int(pid))
     return found
 
@@ -324,3 +330,33 @@ async def test_a_parser_process_that_dies_loses_no_page(serve: ServeFn) -> None:
     assert killed, "the parser process was never seen"
     assert paths_of(page_data) == expected_paths(80)
     assert all(p["error"] is None and p["title"] for p in page_data.values())
+
+
+def test_a_parser_process_says_ready_then_answers_in_order() -> None:
+    """The child's side of the pipe protocol, over real pipes: a ready frame first (until
+    then the event loop parses pages itself), then one answer per page, in order."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitecrawl._parse_child"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=_child_env(),
+    )
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None
+
+    def frame() -> object:
+        (size,) = LENGTH.unpack(stdout.read(LENGTH.size))
+        return marshal.loads(stdout.read(size))
+
+    assert frame() is None  # ready
+    pages = [(f"<title>Page {i}</title><a href='p{i + 1}'>next</a>", i) for i in range(3)]
+    for doc, i in pages:
+        job = marshal.dumps((doc.encode(), None, f"http://site.test/d/p{i}", False))
+        stdin.write(LENGTH.pack(len(job)) + job)
+    stdin.close()
+    answers = [Extracted(*frame()) for _ in pages]  # type: ignore[misc]
+    assert [(a.title, a.outgoing_links) for a in answers] == [
+        (f"Page {i}", [f"http://site.test/d/p{i + 1}"]) for i in range(3)
+    ]
+    stdout.close()
+    assert proc.wait(timeout=30) == 0

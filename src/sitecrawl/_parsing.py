@@ -4,11 +4,12 @@ Parsing and link resolution are the crawler's main CPU cost. With ``processes=1`
 inline; with ``processes=N`` the event loop keeps the network and bookkeeping and ``N - 1``
 parser processes do the parsing.
 
-A parser process is ``python -m sitecrawl._parsing`` on two pipes, speaking length-prefixed
-``marshal`` frames: ``(body, charset, url, anchors)`` in, the :class:`Extracted` fields out,
-strictly in order. That costs the event loop a few microseconds a page, where
-``ProcessPoolExecutor``'s pickling, queue threads and wake-ups cost more than the parse it
-saves on a small page. Each process keeps its own :class:`JoinCache`.
+A parser process is ``python -m sitecrawl._parse_child`` on two pipes, speaking
+length-prefixed ``marshal`` frames: ``(body, charset, url, anchors)`` in, the
+:class:`Extracted` fields out, strictly in order. That costs the event loop a few
+microseconds a page, where ``ProcessPoolExecutor``'s pickling, queue threads and wake-ups
+cost more than the parse it saves on a small page. Each process keeps its own
+:class:`JoinCache`. A child takes pages once it has said it is ready.
 """
 
 from __future__ import annotations
@@ -16,36 +17,13 @@ from __future__ import annotations
 import asyncio
 import marshal
 import os
-import signal
-import struct
 import sys
 from collections import deque
-from dataclasses import fields
 from types import TracebackType
-from typing import BinaryIO
 
 from ._exceptions import ParseError
-from ._extract import Extracted, decode_html, parse_html
-from ._urls import JoinCache
-
-_joins = JoinCache()  # one per process
-_LENGTH = struct.Struct("!I")
-_FIELDS = tuple(f.name for f in fields(Extracted))
-
-
-def parse_body(body: bytes, charset: str | None, url: str, anchors: bool = False) -> Extracted:
-    """Decode and parse one HTML body (runs in whichever process calls it); ``anchors``:
-    also each link's text and rel (:attr:`Extracted.links`)."""
-    return parse_html(decode_html(body, charset), url, _joins, anchors=anchors)
-
-
-def _parse_or_error(body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
-    """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
-    one unreadable page is a record with an error, not the end of the crawl."""
-    try:
-        return parse_body(body, charset, url, anchors)
-    except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
-        raise ParseError(f"could not parse: {exc!r}", url=url) from exc
+from ._extract import Extracted
+from ._parse_child import LENGTH, parse_or_error
 
 
 class _ChildGone(Exception):
@@ -59,6 +37,7 @@ class _ParserProcess:
         self.process = process
         self.pending: deque[asyncio.Future[Extracted]] = deque()
         self.gone = False
+        self.ready = False  # the child has imported what it needs and said so
         self.reader = asyncio.create_task(self._read_answers())
 
     async def parse(self, body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
@@ -68,7 +47,7 @@ class _ParserProcess:
         future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
         try:
-            stdin.write(_LENGTH.pack(len(frame)) + frame)
+            stdin.write(LENGTH.pack(len(frame)) + frame)
             await stdin.drain()
         except ConnectionError as exc:
             self.gone = True
@@ -80,8 +59,11 @@ class _ParserProcess:
         assert stdout is not None
         try:
             while True:
-                (size,) = _LENGTH.unpack(await stdout.readexactly(_LENGTH.size))
+                (size,) = LENGTH.unpack(await stdout.readexactly(LENGTH.size))
                 answer = marshal.loads(await stdout.readexactly(size))
+                if answer is None:  # the child is ready
+                    self.ready = True
+                    continue
                 future = self.pending.popleft()
                 if future.done():
                     continue
@@ -128,7 +110,7 @@ class Parser:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "sitecrawl._parsing",
+                "sitecrawl._parse_child",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=_child_env(),
@@ -148,37 +130,14 @@ class Parser:
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
         """Parse one page here or in a child; raises :class:`ParseError` for a page that
         cannot be parsed. A child that dies is dropped and its pages are parsed here."""
-        if self._children:
-            child = min(self._children, key=lambda c: len(c.pending))
+        ready = [child for child in self._children if child.ready]
+        if ready:
+            child = min(ready, key=lambda c: len(c.pending))
             if len(child.pending) < self.backlog:
                 try:
                     return await child.parse(body, charset, url, self.anchors)
                 except _ChildGone:
                     if child in self._children:
                         self._children.remove(child)
-        # No children, or all of them busy: the event loop has spare time, parse here.
-        return _parse_or_error(body, charset, url, self.anchors)
-
-
-def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """The child's loop: read a frame, parse, answer; until the parent closes the pipe."""
-    while header := stdin.read(_LENGTH.size):
-        (size,) = _LENGTH.unpack(header)
-        body, charset, url, anchors = marshal.loads(stdin.read(size))
-        try:
-            data = _parse_or_error(body, charset, url, anchors)
-        except ParseError as exc:
-            answer = marshal.dumps([url, str(exc)])
-        else:
-            # Shallow on purpose: dataclasses.astuple deep-copies every list, which cost more
-            # than the parse itself.
-            answer = marshal.dumps(tuple(getattr(data, name) for name in _FIELDS))
-        stdout.write(_LENGTH.pack(len(answer)) + answer)
-        stdout.flush()
-
-
-if __name__ == "__main__":
-    # Ctrl-C in a terminal reaches the whole process group: the parent decides how to stop
-    # (it finishes the pages in flight, then closes our stdin), so the child ignores it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _serve(sys.stdin.buffer, sys.stdout.buffer)
+        # No child ready, or all of them busy: the event loop has spare time, parse here.
+        return parse_or_error(body, charset, url, self.anchors)

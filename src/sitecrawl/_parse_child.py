@@ -1,0 +1,74 @@
+"""A parser process: ``python -m sitecrawl._parse_child`` on two pipes (see :mod:`._parsing`).
+
+Kept apart from the event-loop side so that a new child imports only what parsing needs
+(no asyncio: that halves its start-up), and says when it is ready: until then the event
+loop parses pages itself instead of queueing them behind the child's imports.
+
+Frames are length-prefixed ``marshal`` data. The child writes ``None`` once, when ready;
+then, for each ``(body, charset, url, anchors)`` it reads, in order, a tuple of the
+:class:`Extracted` fields, or ``[url, message]`` when the page could not be parsed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import signal
+import struct
+import sys
+from dataclasses import fields
+from typing import BinaryIO
+
+from ._exceptions import ParseError
+from ._extract import Extracted, decode_html, parse_html
+from ._urls import JoinCache
+
+LENGTH = struct.Struct("!I")
+FIELDS = tuple(f.name for f in fields(Extracted))
+_joins = JoinCache()  # one per process
+
+
+def parse_body(body: bytes, charset: str | None, url: str, anchors: bool = False) -> Extracted:
+    """Decode and parse one HTML body (runs in whichever process calls it); ``anchors``:
+    also each link's text and rel (:attr:`Extracted.links`)."""
+    return parse_html(decode_html(body, charset), url, _joins, anchors=anchors)
+
+
+def parse_or_error(body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
+    """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
+    one unreadable page is a record with an error, not the end of the crawl."""
+    try:
+        return parse_body(body, charset, url, anchors)
+    except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
+        raise ParseError(f"could not parse: {exc!r}", url=url) from exc
+
+
+def _write(stdout: BinaryIO, answer: bytes) -> None:
+    stdout.write(LENGTH.pack(len(answer)) + answer)
+    stdout.flush()
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """The child's loop: say ready, then read a frame, parse, answer; until the parent
+    closes the pipe."""
+    _write(stdout, marshal.dumps(None))
+    while header := stdin.read(LENGTH.size):
+        (size,) = LENGTH.unpack(header)
+        body, charset, url, anchors = marshal.loads(stdin.read(size))
+        try:
+            data = parse_or_error(body, charset, url, anchors)
+        except ParseError as exc:
+            answer = marshal.dumps([url, str(exc)])
+        else:
+            # Shallow on purpose: dataclasses.astuple deep-copies every list, which cost more
+            # than the parse itself.
+            answer = marshal.dumps(tuple(getattr(data, name) for name in FIELDS))
+        _write(stdout, answer)
+
+
+if __name__ == "__main__":
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides how to stop
+    # (it finishes the pages in flight, then closes our stdin), so the child ignores it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(BrokenPipeError):  # the parent is gone: nobody to answer
+        serve(sys.stdin.buffer, sys.stdout.buffer)
