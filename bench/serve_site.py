@@ -37,7 +37,7 @@ events {{ worker_connections 4096; }}
 http {{
     types {{ text/html html; text/plain txt; application/json json; }}
     default_type application/octet-stream;
-    access_log off;
+    {access_log}
     sendfile on;
     tcp_nopush on;
     keepalive_timeout 65;
@@ -60,8 +60,9 @@ def state_dir(port: int) -> Path:
     return Path(tempfile.gettempdir()) / f"sitecrawl-bench-nginx-{port}"
 
 
-def write_conf(root: Path, port: int) -> Path:
-    """Write nginx.conf for ``root``/``port`` into the state dir and return its path."""
+def write_conf(root: Path, port: int, access_log: Path | None = None) -> Path:
+    """Write nginx.conf for ``root``/``port`` into the state dir and return its path.
+    ``access_log``: log each request there as ``<epoch seconds, ms> <uri>`` (timeline.py)."""
     nginx = shutil.which("nginx")
     if nginx is None:
         sys.exit("nginx not found (apt-get install -y nginx-light)")
@@ -72,7 +73,16 @@ def write_conf(root: Path, port: int) -> Path:
     conf = state / "nginx.conf"
     # As root, nginx workers would otherwise drop to "nobody" and may not read the site.
     user = "user root;\n" if os.geteuid() == 0 else ""
-    conf.write_text(CONF_TEMPLATE.format(user=user, state=state, port=port, root=root.resolve()))
+    log = (
+        f'log_format t "$msec $request_uri"; access_log {access_log.resolve()} t;'
+        if access_log
+        else "access_log off;"
+    )
+    conf.write_text(
+        CONF_TEMPLATE.format(
+            user=user, state=state, port=port, root=root.resolve(), access_log=log
+        )
+    )
     return conf
 
 
@@ -104,15 +114,18 @@ def port_in_use(port: int) -> bool:
 class NginxServer:
     """Context manager running nginx in the foreground as a child process."""
 
-    def __init__(self, root: Path = DEFAULT_ROOT, port: int = DEFAULT_PORT) -> None:
+    def __init__(
+        self, root: Path = DEFAULT_ROOT, port: int = DEFAULT_PORT, access_log: Path | None = None
+    ) -> None:
         self.root = root
         self.port = port
+        self.access_log = access_log
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> NginxServer:
         if port_in_use(self.port):
             raise RuntimeError(f"127.0.0.1:{self.port} is already in use")
-        conf = write_conf(self.root, self.port)
+        conf = write_conf(self.root, self.port, self.access_log)
         self.proc = subprocess.Popen(nginx_argv(conf, daemon=False))
         try:
             wait_listening(self.port)
