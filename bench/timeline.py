@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -85,7 +86,7 @@ def main() -> None:
         buckets[int(stamp * 4)] = buckets.get(int(stamp * 4), 0) + 1
     print("requests per 0.25 s:", " ".join(f"{k / 4:.2f}:{n}" for k, n in sorted(buckets.items())))
     print("CPU per 0.25 s (main, then each child):")
-    for (t1, a), (t2, b) in zip(samples, samples[1:], strict=False):
+    for (t1, a), (t2, b) in itertools.pairwise(samples):
         shares = [f"{(b[pid] - a[pid]) / (t2 - t1):4.0%}" for pid in b if pid in a]
         print(f"  {t2:5.2f} s  " + "  ".join(shares))
 
