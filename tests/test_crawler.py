@@ -360,3 +360,29 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     ]
     stdout.close()
     assert proc.wait(timeout=30) == 0
+
+
+async def test_the_url_requested_is_the_url_recorded(serve: ServeFn) -> None:
+    """Percent-escapes go out as the page wrote them (and as the record says): ``%2F`` in a
+    query and ``%7E`` stay escaped, as a browser sends them. (aiohttp would otherwise
+    re-quote the URL: ``?x=%2F`` becomes ``?x=/``, another URL to many servers.)"""
+    targets = ["/q?x=%2F&y=%7E", "/a%2Fb/c", "/%7Euser/p?z=a%26b"]
+    seen: list[str] = []
+
+    async def page(request: web.Request) -> web.Response:
+        seen.append(request.raw_path)
+        links = "".join(f'<a href="{target}">x</a>' for target in targets)
+        return html(links, title=request.raw_path)
+
+    async def absent(request: web.Request) -> web.Response:
+        return web.Response(status=404)
+
+    app = web.Application()
+    app.router.add_get("/robots.txt", absent)
+    app.router.add_get("/sitemap.xml", absent)
+    app.router.add_route("GET", "/{tail:.*}", page)
+    server = serve(app)
+    page_data = await crawl_site_async(server.url + "/")
+    assert sorted(seen) == sorted(["/", *targets])
+    recorded = {urlsplit(str(p["url"])) for p in page_data.values()}
+    assert sorted(f"{u.path}?{u.query}" if u.query else u.path for u in recorded) == sorted(seen)

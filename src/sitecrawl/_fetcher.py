@@ -3,10 +3,10 @@
 :meth:`Fetcher.get` is one request, one hop: a redirect comes back as a response with a
 ``location``, so the caller can check every hop against scope, robots.txt and the host's
 politeness slot before requesting it (aiohttp's own redirect handling would fetch first and
-ask later). :class:`RedirectTrail` is that check's scope/loop/count part; :meth:`Fetcher.fetch`
-follows a whole in-scope chain for the simple API. Bodies are read up to a cap on the
-*decoded* size (gzip, deflate, br and zstd are accepted), so a compression bomb cannot blow
-memory.
+ask later). :class:`RedirectTrail` is that check's scope/loop/count part. A URL goes out
+exactly as given (a WHATWG href: aiohttp does not re-quote it), so the URL requested is the
+URL recorded. Bodies are read up to a cap on the *decoded* size (gzip, deflate, br and zstd
+are accepted), so a compression bomb cannot blow memory.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 import aiohttp
+from yarl import URL
 
 from ._config import CrawlConfig
 from ._exceptions import (
@@ -137,7 +138,10 @@ class Fetcher:
         cap = self._config.limits.max_bytes if max_bytes is None else max_bytes
         started = time.perf_counter()
         with _map_errors(url):
-            async with self.session.request(method, url, allow_redirects=False) as resp:
+            # encoded=True: the URL is a WHATWG href, escaped as the page wrote it; aiohttp
+            # would otherwise re-quote it (``?x=%2F`` becomes ``?x=/``, another URL).
+            target = URL(url, encoded=True)
+            async with self.session.request(method, target, allow_redirects=False) as resp:
                 headers = resp.headers
                 status = resp.status
                 location = headers.get("Location") if status in _REDIRECTS else None

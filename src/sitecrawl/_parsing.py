@@ -130,7 +130,7 @@ class Parser:
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
         """Parse one page here or in a child; raises :class:`ParseError` for a page that
         cannot be parsed. A child that dies is dropped and its pages are parsed here."""
-        ready = [child for child in self._children if child.ready]
+        ready = [child for child in self._children if child.ready and not child.gone]
         if ready:
             child = min(ready, key=lambda c: len(c.pending))
             if len(child.pending) < self.backlog:
