@@ -77,7 +77,7 @@ class RunResult:
 # -- process-tree memory sampling ---------------------------------------------
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
     """PIDs of all live descendants of ``root`` (from each /proc/PID/stat's ppid)."""
     kids: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
@@ -139,7 +139,7 @@ class RssSampler(threading.Thread):
         while not self._stop_event.is_set():
             self.peak = max(self.peak, _hwm_bytes(self.pid))
             if samples % self.tree_every == 0:
-                tree = [self.pid, *_descendants(self.pid)]
+                tree = [self.pid, *descendants(self.pid)]
                 self.peak = max(self.peak, sum(map(_rss_bytes, tree)))
             samples += 1
             self._stop_event.wait(self.interval)

@@ -6,7 +6,7 @@
 
 nginx serves the bench site (it must not be running already) with an access log that
 stamps each request to the millisecond; the crawl runs as a child while its CPU and its
-children's (the parser processes) are read from /proc every 0.25 s. Printed: the time to
+descendants' (the parser processes) are read from /proc every 0.25 s. Printed: the time to
 the first request, requests per 0.25 s, the steady rate (middle 80 % of requests), the time
 from the last request to exit, and per-interval CPU use of each process. (It showed, on the
 2-core machine, ~10 % of a 5 s crawl going to start-up and the parser process as the busier
@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from run_bench import descendants
 from serve_site import DEFAULT_PORT, DEFAULT_ROOT, NginxServer
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -37,17 +38,6 @@ def _cpu_seconds(pid: int) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / _TICK
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as children:
-                found += [int(child) for child in children.read().split()]
-    except OSError:
-        pass
-    return found
 
 
 def main() -> None:
@@ -66,7 +56,7 @@ def main() -> None:
             crawl = subprocess.Popen(argv)
             samples: list[tuple[float, dict[int, float]]] = []
             while crawl.poll() is None:
-                cpu = {pid: c for pid in [crawl.pid, *_children(crawl.pid)]
+                cpu = {pid: c for pid in [crawl.pid, *descendants(crawl.pid)]
                        if (c := _cpu_seconds(pid)) is not None}  # fmt: skip
                 samples.append((time.time() - started, cpu))
                 with contextlib.suppress(subprocess.TimeoutExpired):
