@@ -2,15 +2,18 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from sitecrawl import InvalidURL, normalize_url
+from sitecrawl._speedups import join_plain as compiled_join_plain
 from sitecrawl._urls import (
     JoinCache,
     Scope,
     _join_plain,
+    _join_plain_fast,
     base_directory,
     join,
     parse_base_url,
@@ -129,10 +132,22 @@ def test_join_cache_gives_the_same_answers_as_join() -> None:
             assert cache.resolve_all(base, [href]) == resolve_all(base, [href]), (base, href)
 
 
-def _join_plain_against(base: str, raw: str) -> str | None:
+# The string path exists twice, in Python and in C (sitecrawl._speedups): every test of it
+# runs on both.
+JOIN_PLAIN = pytest.mark.parametrize("join_plain", [_join_plain, compiled_join_plain])
+
+
+JoinPlain = Callable[[str, str, str], "str | None"]
+
+
+def _join_plain_against(base: str, raw: str, join_plain: JoinPlain = _join_plain) -> str | None:
     directory = base_directory(base)
     origin = directory[: directory.find("/", directory.index("://") + 3)]
-    return _join_plain(raw, directory, origin)
+    return join_plain(raw, directory, origin)
+
+
+def test_join_each_takes_the_compiled_string_path() -> None:
+    assert _join_plain_fast is compiled_join_plain
 
 
 BASE = "http://127.0.0.1:8088/s11/g6/page-2915.html"
@@ -164,8 +179,11 @@ BASE = "http://127.0.0.1:8088/s11/g6/page-2915.html"
         (".well-known/x/...", "http://127.0.0.1:8088/s11/g6/.well-known/x/..."),
     ],
 )
-def test_join_plain_takes_the_common_references(raw: str, expected: str) -> None:
-    assert _join_plain_against(BASE, raw) == expected
+@JOIN_PLAIN
+def test_join_plain_takes_the_common_references(
+    raw: str, expected: str, join_plain: JoinPlain
+) -> None:
+    assert _join_plain_against(BASE, raw, join_plain) == expected
     assert join(BASE, raw) == expected
 
 
@@ -198,8 +216,9 @@ def test_join_plain_takes_the_common_references(raw: str, expected: str) -> None
         "http://127.0.0.1:8088/a b",
     ],
 )
-def test_join_plain_leaves_everything_else_to_the_parser(raw: str) -> None:
-    assert _join_plain_against(BASE, raw) is None
+@JOIN_PLAIN
+def test_join_plain_leaves_everything_else_to_the_parser(raw: str, join_plain: JoinPlain) -> None:
+    assert _join_plain_against(BASE, raw, join_plain) is None
 
 
 _BASES = [
@@ -260,10 +279,27 @@ def test_join_each_equals_join_on_generated_references() -> None:
         expected = [join(base, href) for href in hrefs]
         assert JoinCache().join_each(base, hrefs) == expected, base
         assert shared.join_each(base, hrefs) == expected, base
-        plain += sum(_join_plain(href, directory, origin) is not None for href in hrefs)
+        found = [_join_plain(href, directory, origin) for href in hrefs]
+        assert [compiled_join_plain(href, directory, origin) for href in hrefs] == found
+        plain += sum(url is not None for url in found)
         total += len(hrefs)
     assert total > 30_000
     assert plain > total // 3  # the corpus exercises the string path, not only the parser
+
+
+def test_compiled_join_plain_on_long_references() -> None:
+    """Past the C code's stack buffer (1 KiB): long paths, with and without dot segments."""
+    rng = random.Random(7)
+    base = "http://127.0.0.1:8088/" + "d/" * 300 + "page.html"
+    directory = base_directory(base)
+    origin = "http://127.0.0.1:8088"
+    for _ in range(300):
+        parts = rng.choices(["..", ".", "seg", "x" * 50, ""], k=rng.randrange(1, 120))
+        raw = rng.choice(["", "/", origin + "/"]) + "/".join(parts)
+        expected = _join_plain(raw, directory, origin)
+        assert compiled_join_plain(raw, directory, origin) == expected, raw
+        if expected is not None:
+            assert expected == join(base, raw), raw
 
 
 def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
@@ -286,7 +322,9 @@ def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
         expected = [join(base, href) for href in hrefs]
         assert JoinCache().join_each(base, hrefs) == expected, base
         for href, url in zip(hrefs, expected, strict=True):
-            if (got := _join_plain_against(base, href)) is not None:
+            got = _join_plain_against(base, href)
+            assert _join_plain_against(base, href, compiled_join_plain) == got, (base, href)
+            if got is not None:
                 assert got == url, (base, href)
                 plain += 1
     assert plain > 100

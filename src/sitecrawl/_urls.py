@@ -196,6 +196,12 @@ def _join_plain(raw: str, directory: str, origin: str) -> str | None:
     return origin + "/" + "/".join(segments)
 
 
+try:  # the same function in C (~4x faster), when sitecrawl was built with it
+    from ._speedups import join_plain as _join_plain_fast
+except ImportError:
+    _join_plain_fast = _join_plain
+
+
 def _memo_key(raw: str, directory: str, origin: str) -> tuple[str, str] | None:
     """The memo key of a reference, or None when its resolution depends on the whole base:
     empty, ``?query``, ``#fragment``, leading whitespace, or a scheme-like prefix
@@ -240,6 +246,7 @@ class JoinCache:
     def join_each(self, base: str, hrefs: Iterable[str]) -> list[str | None]:
         """:func:`join` of each reference against ``base``, in order, memoized."""
         memo = self._memo
+        join_plain = _join_plain_fast
         if len(memo) > self._max:
             memo.clear()
         base_only = strip_fragment(base)
@@ -247,13 +254,13 @@ class JoinCache:
         origin = directory[: directory.find("/", directory.index("://") + 3)]
         out: list[str | None] = []
         for raw in hrefs:
-            url = _join_plain(raw, directory, origin)
+            url = join_plain(raw, directory, origin)
             if url is None and (cut := raw.find("#")) >= 0 and (cut == 0 or raw[cut - 1] > " "):
                 # The fragment changes nothing before it, and join() drops it: "#top" is
                 # the base itself, "page.html#s2" is "page.html". (Not after a space, which
                 # the parser keeps there but would strip from the end of a cut reference.)
                 raw = raw[:cut]
-                url = _join_plain(raw, directory, origin) if raw else base_only
+                url = join_plain(raw, directory, origin) if raw else base_only
             if (
                 url is None
                 and (scheme := _SCHEME.match(raw))
