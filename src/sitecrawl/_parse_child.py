@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import marshal
+import os
 import signal
 import struct
 import sys
@@ -72,3 +73,7 @@ if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(BrokenPipeError):  # the parent is gone: nobody to answer
         serve(sys.stdin.buffer, sys.stdout.buffer)
+    # Every answer is written and flushed, and the process holds nothing else: skip the
+    # interpreter's teardown (~15 ms the parent would wait for at the end of each crawl), as
+    # multiprocessing's workers do.
+    os._exit(0)
