@@ -24,7 +24,7 @@ from sitecrawl import (
 )
 from sitecrawl._extract import Extracted
 from sitecrawl._parse_child import LENGTH
-from sitecrawl._parsing import _child_env
+from sitecrawl._parsing import Parser, _child_env, _early, started_early
 
 
 def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:
@@ -360,6 +360,25 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     ]
     stdout.close()
     assert proc.wait(timeout=30) == 0
+
+
+async def test_parser_processes_started_early_are_taken_by_the_next_parser() -> None:
+    """The CLI starts the parser processes before it imports the crawler: the Parser entered
+    next takes them (no second spawn), and one left over ends with the context."""
+    async with started_early(3):
+        early = list(_early.get() or [])
+        assert len(early) == 2
+        async with Parser(2) as parser:
+            [taken] = parser._children
+            assert taken in early
+            while not taken.ready:
+                await asyncio.sleep(0.01)
+            data = await parser.parse(b"<h1>Child</h1>", None, "http://site.test/")
+            assert data.h1 == "Child" and not taken.pending  # answered by the child
+        [left] = [child for child in early if child is not taken]
+        assert taken.process.returncode == 0 and left.process.returncode is None
+    assert left.process.returncode == 0
+    assert _early.get() is None
 
 
 async def test_the_url_requested_is_the_url_recorded(serve: ServeFn) -> None:

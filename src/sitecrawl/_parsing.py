@@ -15,10 +15,13 @@ cost more than the parse it saves on a small page. Each process keeps its own
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import marshal
 import os
 import sys
 from collections import deque
+from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from types import TracebackType
 
 from ._exceptions import ParseError
@@ -93,6 +96,38 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
+async def _spawn() -> _ParserProcess:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "sitecrawl._parse_child",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=_child_env(),
+    )
+    return _ParserProcess(process)
+
+
+#: Parser processes started ahead of their :class:`Parser` (see :func:`started_early`).
+_early: ContextVar[list[_ParserProcess] | None] = ContextVar("sitecrawl_parsers", default=None)
+
+
+@contextlib.asynccontextmanager
+async def started_early(processes: int) -> AsyncIterator[None]:
+    """Start the parser processes of a ``Parser(processes)`` now; the first :class:`Parser`
+    entered in this context takes them, and those left over end with the context.
+
+    A child needs ~0.1 s to import what it parses with; started before the crawler's own
+    imports (aiohttp: ~0.2 s), it is ready by the first page instead of ~0.1 s after it."""
+    children = [await _spawn() for _ in range(processes - 1)]
+    token = _early.set(children)
+    try:
+        yield
+    finally:
+        _early.reset(token)
+        await asyncio.gather(*(child.close() for child in children))
+
+
 class Parser:
     """``async with Parser(processes) as parser: data = await parser.parse(body, cs, url)``."""
 
@@ -106,16 +141,11 @@ class Parser:
         self._children: list[_ParserProcess] = []
 
     async def __aenter__(self) -> Parser:
-        for _ in range(self.processes - 1):
-            process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "sitecrawl._parse_child",
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                env=_child_env(),
-            )
-            self._children.append(_ParserProcess(process))
+        early = _early.get()
+        while early and len(self._children) < self.processes - 1:
+            self._children.append(early.pop())
+        while len(self._children) < self.processes - 1:
+            self._children.append(await _spawn())
         return self
 
     async def __aexit__(

@@ -125,6 +125,25 @@ async def _crawl(
 ) -> int:
     """Run the crawl; ``link_details``: pages carry their links (for an audit of an in-memory
     crawl); ``finished`` receives the crawl's stats."""
+    from .._parsing import started_early
+
+    # The parser processes import what they need while this one imports the crawler (and
+    # aiohttp, ~0.2 s): they are ready by the first page.
+    async with started_early(config.processes):
+        return await _crawl_started(
+            config, sinks, state, quiet=quiet, link_details=link_details, finished=finished
+        )
+
+
+async def _crawl_started(
+    config: CrawlConfig,
+    sinks: list[Sink],
+    state: SqliteFrontier | None,
+    *,
+    quiet: bool,
+    link_details: bool,
+    finished: list[CrawlStats] | None,
+) -> int:
     from .._crawler import AsyncCrawler
     from .._progress import summary
 
