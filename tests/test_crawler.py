@@ -23,7 +23,7 @@ from sitecrawl import (
     normalize_url,
 )
 from sitecrawl._extract import Extracted
-from sitecrawl._parse_child import LENGTH
+from sitecrawl._parse_child import LENGTH, job_frame
 from sitecrawl._parsing import Parser, _child_env, _early, started_early
 
 
@@ -351,8 +351,7 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     assert frame() is None  # ready
     pages = [(f"<title>Page {i}</title><a href='p{i + 1}'>next</a>", i) for i in range(3)]
     for doc, i in pages:
-        job = marshal.dumps((doc.encode(), None, f"http://site.test/d/p{i}", False))
-        stdin.write(LENGTH.pack(len(job)) + job)
+        stdin.writelines(job_frame(doc.encode(), None, f"http://site.test/d/p{i}", False))
     stdin.close()
     answers = [Extracted(*frame()) for _ in pages]  # type: ignore[misc]
     assert [(a.title, a.outgoing_links) for a in answers] == [

@@ -4,8 +4,9 @@ Kept apart from the event-loop side so that a new child imports only what parsin
 (no asyncio: that halves its start-up), and says when it is ready: until then the event
 loop parses pages itself instead of queueing them behind the child's imports.
 
-Frames are length-prefixed ``marshal`` data. The child writes ``None`` once, when ready;
-then, for each ``(body, charset, url, anchors)`` it reads, in order, a tuple of the
+A job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url,
+anchors)`` and the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
+``None`` once, when the child is ready; then, for each job in order, a tuple of the
 :class:`Extracted` fields, or ``[url, message]`` when the page could not be parsed.
 """
 
@@ -25,6 +26,8 @@ from ._extract import Extracted, decode_html, parse_html
 from ._urls import JoinCache
 
 LENGTH = struct.Struct("!I")
+#: A job's header: the sizes of its marshalled ``(charset, url, anchors)`` and of its body.
+JOB = struct.Struct("!II")
 FIELDS = tuple(f.name for f in fields(Extracted))
 _joins = JoinCache()  # one per process
 
@@ -44,6 +47,13 @@ def parse_or_error(body: bytes, charset: str | None, url: str, anchors: bool) ->
         raise ParseError(f"could not parse: {exc!r}", url=url) from exc
 
 
+def job_frame(body: bytes, charset: str | None, url: str, anchors: bool) -> tuple[bytes, bytes]:
+    """A job as two buffers to write one after the other: the header and metadata, then the
+    body itself (not copied into a frame: ~8 us a page less for the event loop)."""
+    meta = marshal.dumps((charset, url, anchors))
+    return JOB.pack(len(meta), len(body)) + meta, body
+
+
 def _write(stdout: BinaryIO, answer: bytes) -> None:
     stdout.write(LENGTH.pack(len(answer)) + answer)
     stdout.flush()
@@ -53,9 +63,10 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     """The child's loop: say ready, then read a frame, parse, answer; until the parent
     closes the pipe."""
     _write(stdout, marshal.dumps(None))
-    while header := stdin.read(LENGTH.size):
-        (size,) = LENGTH.unpack(header)
-        body, charset, url, anchors = marshal.loads(stdin.read(size))
+    while header := stdin.read(JOB.size):
+        meta_size, body_size = JOB.unpack(header)
+        charset, url, anchors = marshal.loads(stdin.read(meta_size))
+        body = stdin.read(body_size)
         try:
             data = parse_or_error(body, charset, url, anchors)
         except ParseError as exc:
