@@ -191,14 +191,14 @@ def parse_html(
         h1=_text(_first(tree, "h1")),
         first_paragraph=_text(_first_paragraph(tree)),
         meta_description=head.description,
-        canonical=join(base, canonical) if canonical else None,
+        canonical=_join_each(joins, base, [canonical])[0] if canonical else None,
         outgoing_links=outgoing_links,
         image_urls=_distinct(image_urls),
         follow_links=follow_links,
         robots_meta=head.robots,
         lang=_attr(root, "lang") if root is not None else None,
         h2=[_clean(node.text_lexbor()) for node in tree.tags("h2")],
-        hreflang=[(lang, url) for lang, href in head.hreflang if (url := join(base, href))],
+        hreflang=_hreflang(joins, base, head.hreflang),
     )
     if anchors:
         data.links = [
@@ -216,6 +216,15 @@ def parse_html(
 
 def _join_each(joins: JoinCache | None, base: str, hrefs: list[str]) -> list[str | None]:
     return joins.join_each(base, hrefs) if joins is not None else [join(base, h) for h in hrefs]
+
+
+def _hreflang(
+    joins: JoinCache | None, base: str, pairs: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    if not pairs:
+        return []
+    urls = _join_each(joins, base, [href for _, href in pairs])
+    return [(lang, url) for (lang, _), url in zip(pairs, urls, strict=True) if url]
 
 
 def _distinct(urls: Iterable[str | None]) -> list[str]:
