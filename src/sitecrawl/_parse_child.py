@@ -49,7 +49,7 @@ def parse_or_error(body: bytes, charset: str | None, url: str, anchors: bool) ->
 
 def job_frame(body: bytes, charset: str | None, url: str, anchors: bool) -> tuple[bytes, bytes]:
     """A job as two buffers to write one after the other: the header and metadata, then the
-    body itself (not copied into a frame: ~8 us a page less for the event loop)."""
+    body itself (not copied into a frame: ~6 us a page less for the event loop)."""
     meta = marshal.dumps((charset, url, anchors))
     return JOB.pack(len(meta), len(body)) + meta, body
 
