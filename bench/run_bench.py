@@ -414,6 +414,15 @@ def build_contenders(args: argparse.Namespace, start_url: str, urls_file: Path) 
             "fetch-only", "ceiling", [py, str(BENCH_DIR / "fetch_only.py"), str(urls_file), *common]
         )
     )
+    # Every process fetching and parsing its share of the URL list (no frontier): the bound
+    # of the design proposed next for issue 6. Runs only when named: --only ... fetch-parse.
+    contenders.append(
+        Contender(
+            "fetch-parse",
+            "ceiling",
+            [py, str(BENCH_DIR / "fetch_parse.py"), str(urls_file), "-p", "2", *common],
+        )
+    )
     return contenders
 
 
@@ -446,7 +455,11 @@ def main() -> None:
         )
     expected = set(urls_file.read_text().split())
     all_contenders = build_contenders(args, start_url, urls_file)
-    contenders = [ct for ct in all_contenders if not args.only or ct.name in args.only]
+    contenders = [  # fetch-parse only when named
+        ct
+        for ct in all_contenders
+        if (ct.name in args.only if args.only else ct.name != "fetch-parse")
+    ]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Run this checkout's sitecrawl even if it is not installed in the venv.
     pythonpath = [str(REPO_DIR / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
