@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from sitecrawl import (
     extract_page_data,
     get_first_paragraph_from_html,
@@ -23,6 +25,18 @@ def test_first_paragraph_prefers_main() -> None:
     assert get_first_paragraph_from_html(html) == "Main paragraph."
     assert get_first_paragraph_from_html("<p>First</p><p>Second</p>") == "First"
     assert get_first_paragraph_from_html("<main><div>no p</div></main><p>after</p>") == "after"
+
+
+@pytest.mark.parametrize("before", [0, 1, 31, 32, 33, 200])
+def test_first_paragraph_of_main_past_many_elements(before: int) -> None:
+    """The first <p> of <main> in document order, however deep and however many elements
+    come first (a short walk finds it, a CSS query past that)."""
+    filler = "<div><span>x</span></div>" * (before // 2) + "<hr>" * (before % 2)
+    html = (
+        f"<p>outside</p><main>{filler}<section><ul><li><p>deep</p></li></ul></section>"
+        "<p>later</p></main>"
+    )
+    assert get_first_paragraph_from_html(html) == "deep"
     assert get_first_paragraph_from_html("<div>nothing</div>") == ""
 
 
