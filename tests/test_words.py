@@ -40,7 +40,7 @@ def _texts() -> list[str]:
 
 def test_the_compiled_counter_is_built() -> None:
     """CI builds the C module (pip compiles it at install); losing it silently would cost
-    the crawl ~10 % of its pages/s."""
+    the crawl ~15-20 % of its pages/s."""
     from sitecrawl._speedups import count_words
 
     assert _words.count_words is count_words
