@@ -25,6 +25,9 @@ def test_first_paragraph_prefers_main() -> None:
     assert get_first_paragraph_from_html(html) == "Main paragraph."
     assert get_first_paragraph_from_html("<p>First</p><p>Second</p>") == "First"
     assert get_first_paragraph_from_html("<main><div>no p</div></main><p>after</p>") == "after"
+    # Nothing after <main> counts as inside it: with none there, the document's first <p>.
+    html = "<p>before</p><main><div>no p</div></main><p>after</p>"
+    assert get_first_paragraph_from_html(html) == "before"
 
 
 @pytest.mark.parametrize("before", [0, 1, 31, 32, 33, 200])
