@@ -3,8 +3,8 @@
 and parsing every page with sitecrawl's own extraction (``parse_html``), nothing else.
 
 No frontier, no link dedupe, no politeness, no records: the upper bound of a design where
-every process fetches *and* parses (the one the fourth session proposed for issue 6), to
-set beside the fetch-only ceiling and sitecrawl itself. Writes one ``{"url", "status",
+every process fetches *and* parses, to set beside the fetch-only ceiling and sitecrawl
+itself. Writes one ``{"url", "status",
 "links"}`` JSON line per URL so ``run_bench.py`` can count pages like any contender's.
 
     python bench/fetch_parse.py bench/site/urls.txt -c 16 -p 2 -o out.jsonl

@@ -55,6 +55,7 @@ class Contender:
     name: str
     role: Role
     argv: list[str]  # "{output}" is replaced by the run's JSONL path
+    named_only: bool = False  # runs only when --only names it
 
 
 @dataclass
@@ -415,12 +416,13 @@ def build_contenders(args: argparse.Namespace, start_url: str, urls_file: Path) 
         )
     )
     # Every process fetching and parsing its share of the URL list (no frontier): the bound
-    # of the design proposed next for issue 6. Runs only when named: --only ... fetch-parse.
+    # of any design doing sitecrawl's work on this machine (--only ... fetch-parse).
     contenders.append(
         Contender(
             "fetch-parse",
             "ceiling",
             [py, str(BENCH_DIR / "fetch_parse.py"), str(urls_file), "-p", "2", *common],
+            named_only=True,
         )
     )
     return contenders
@@ -455,10 +457,8 @@ def main() -> None:
         )
     expected = set(urls_file.read_text().split())
     all_contenders = build_contenders(args, start_url, urls_file)
-    contenders = [  # fetch-parse only when named
-        ct
-        for ct in all_contenders
-        if (ct.name in args.only if args.only else ct.name != "fetch-parse")
+    contenders = [
+        ct for ct in all_contenders if (ct.name in args.only if args.only else not ct.named_only)
     ]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     # Run this checkout's sitecrawl even if it is not installed in the venv.

@@ -14,10 +14,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-/* \t \n \v \f \r and space. */
-#define SPACE(c) (((c) == 32) | ((unsigned)(c) - 9u < 5u))
-/* The same test in the character's own width (vector lanes stay that narrow). */
-#define NARROW_SPACE(TYPE, c) ((TYPE)(((c) == 32) | ((TYPE)((c) - 9) < 5)))
+/* 1 for \t \n \v \f \r and space, else 0; computed in the character's own width (TYPE), so
+   that vector lanes stay that narrow. */
+#define SPACE(TYPE, c) ((TYPE)(((c) == 32) | ((TYPE)((c) - 9) < 5)))
 
 /* A word starts at each non-space that follows a space (or the start of the text). No
    state is carried from one character to the next, and the starts of a block are summed in
@@ -27,15 +26,14 @@
 #define COUNT_STARTS(TYPE, MAX)                                       \
     do {                                                              \
         const TYPE *p = (const TYPE *)data;                           \
-        words = !SPACE(p[0]);                                         \
+        words = SPACE(TYPE, p[0]) ^ 1;                                \
         Py_ssize_t i = 1;                                             \
         while (i < n) {                                               \
             Py_ssize_t end = n - i > (MAX) ? i + (MAX) : n;           \
             TYPE block = 0;                                           \
             for (; i < end; i++) {                                    \
                 TYPE before = p[i - 1], here = p[i];                  \
-                block += NARROW_SPACE(TYPE, before) &                 \
-                         (NARROW_SPACE(TYPE, here) ^ 1);              \
+                block += SPACE(TYPE, before) & (SPACE(TYPE, here) ^ 1); \
             }                                                         \
             words += block;                                           \
         }                                                             \

@@ -1,5 +1,5 @@
 """Word counting: the compiled loop in ``_speedups`` when it was built, else the same count
-in Python (~5x slower on a page's text; the tests hold the two to the same answers)."""
+in Python (~15x slower on a page's text; the tests hold the two to the same answers)."""
 
 from __future__ import annotations
 
