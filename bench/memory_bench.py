@@ -147,15 +147,29 @@ def main() -> None:
         argv = {
             "memory": [*sitecrawl, *common, "-o", "-", "-q", "--no-state"],
             "sqlite": [*sitecrawl, *common, "-o", "-", "-q", "--state", str(state), "--fresh"],
-            "scrapy": [args.python, str(spider), url, *common, "-n", str(args.pages)]
-            + ["-o", str(tmp / "scrapy.jsonl")],
+            "scrapy": [
+                args.python,
+                str(spider),
+                url,
+                *common,
+                "-n",
+                str(args.pages),
+                "-o",
+                str(tmp / "scrapy.jsonl"),
+            ],
         }[name]
         if name == "scrapy" and not spider.exists():
             print(f"  scrapy: skipped, {spider} is missing", file=sys.stderr)
             continue
         server = subprocess.Popen(
-            [args.python, str(BENCH_DIR / "million_server.py"), "--port", str(port)]
-            + ["--fanout", str(args.fanout)]
+            [
+                args.python,
+                str(BENCH_DIR / "million_server.py"),
+                "--port",
+                str(port),
+                "--fanout",
+                str(args.fanout),
+            ]
         )
         try:
             wait_for_server(port)

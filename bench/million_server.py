@@ -54,7 +54,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8099)
     parser.add_argument("--fanout", type=int, default=100)
     args = parser.parse_args()
-    web.run_app(make_app(args.fanout), host="127.0.0.1", port=args.port, access_log=None, print=None)
+    web.run_app(
+        make_app(args.fanout), host="127.0.0.1", port=args.port, access_log=None, print=None
+    )
 
 
 if __name__ == "__main__":

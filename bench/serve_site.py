@@ -79,9 +79,7 @@ def write_conf(root: Path, port: int, access_log: Path | None = None) -> Path:
         else "access_log off;"
     )
     conf.write_text(
-        CONF_TEMPLATE.format(
-            user=user, state=state, port=port, root=root.resolve(), access_log=log
-        )
+        CONF_TEMPLATE.format(user=user, state=state, port=port, root=root.resolve(), access_log=log)
     )
     return conf
 
