@@ -39,6 +39,7 @@ def write_report(records: CrawlRecords, path: str) -> None:
     """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``."""
     from .._tables import site_rows
     from ..report import ReportData, render_report
+    from ..sinks import open_replacing
 
     rows = site_rows(records.pages, records.base_url)
     data = ReportData.build(
@@ -50,7 +51,7 @@ def write_report(records: CrawlRecords, path: str) -> None:
     )
     html = render_report(data)
     try:
-        with open(path, "w", encoding="utf-8") as out:
+        with open_replacing(path, "w", encoding="utf-8") as out:
             out.write(html)
     except OSError as exc:
         raise UsageError(f"cannot write report: {exc.strerror or exc} ({path})") from None

@@ -1,5 +1,6 @@
 """Sinks: where finished pages are written."""
 
+from ._atomic import TEMP_MARK, Replacement, open_replacing, replacing
 from ._base import Sink
 from ._export import EXPORT_SUFFIXES, write_table
 from ._files import (
@@ -16,12 +17,16 @@ from ._files import (
 __all__ = [
     "CSV_COLUMNS",
     "EXPORT_SUFFIXES",
+    "TEMP_MARK",
     "CsvSink",
     "JsonSink",
     "JsonlSink",
+    "Replacement",
     "Sink",
     "csv_cell",
     "csv_row",
+    "open_replacing",
+    "replacing",
     "safe_cell",
     "sink_for",
     "write_table",

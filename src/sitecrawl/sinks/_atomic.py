@@ -1,0 +1,100 @@
+"""Files that appear whole or not at all.
+
+Every file sitecrawl writes goes to a temporary file in the same directory, named
+``.NAME.sitecrawl-tmp-PID`` (PID: the writing process), and is renamed over ``NAME``
+(:func:`os.replace`, atomic) once complete and flushed to disk. Until then ``NAME`` keeps what
+it held before; a failure removes the temporary file; a process killed outright (``kill -9``,
+power cut) leaves it behind, recognisable by its name and safe to delete.
+
+A path that exists and is not a regular file (``/dev/stdout``, a named pipe) cannot be replaced
+and is written directly. A symbolic link is followed: the file it points to is replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+#: Marks a temporary file in its name: ``.pages.csv.sitecrawl-tmp-1234``.
+TEMP_MARK = ".sitecrawl-tmp-"
+
+
+class Replacement:
+    """A file being written at :attr:`temp`, to replace :attr:`path` on :meth:`commit`."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        target = os.path.realpath(self.path)
+        self._direct = os.path.exists(target) and not os.path.isfile(target)
+        if self._direct:
+            self.temp = target
+        else:
+            directory, name = os.path.split(target)
+            self.temp = os.path.join(directory, f".{name}{TEMP_MARK}{os.getpid()}")
+        self._target = target
+        self._done = False
+
+    def commit(self) -> None:
+        """Flush the (closed) temporary file to disk and rename it over the final path."""
+        if self._done:
+            return
+        self._done = True
+        if self._direct:
+            return
+        try:
+            fd = os.open(self.temp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(self.temp, self._target)
+        except BaseException:
+            self._remove()
+            raise
+
+    def discard(self) -> None:
+        """Remove the temporary file; the final path keeps what it held."""
+        if not self._done:
+            self._done = True
+            if not self._direct:
+                self._remove()
+
+    def _remove(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.temp)
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield a temporary path beside ``path``: when the block ends normally, what was written
+    there replaces ``path``; when it raises (Ctrl-C included), it is removed.
+
+    ::
+
+        with replacing("out.parquet") as temp:
+            pyarrow.parquet.write_table(table, temp)
+    """
+    replacement = Replacement(path)
+    try:
+        yield replacement.temp
+    except BaseException:
+        replacement.discard()
+        raise
+    replacement.commit()
+
+
+@contextmanager
+def open_replacing(
+    path: str | os.PathLike[str], mode: str = "w", **options: Any
+) -> Iterator[IO[Any]]:
+    """:func:`open` for writing (``mode`` ``"w"`` or ``"wb"``, ``options`` as for
+    :func:`open`), through :func:`replacing`: the file appears at ``path``, closed and whole,
+    when the block ends normally, and not at all when it raises.
+
+    Raises ``OSError`` when the temporary file cannot be created (a missing directory, no
+    permission)."""
+    with replacing(path) as temp, open(temp, mode, **options) as out:
+        yield out
