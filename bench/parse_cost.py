@@ -33,7 +33,7 @@ def _work(pages: int, site: Path, anchors: bool) -> None:
     ]
     joins = JoinCache()
     for body, url in docs:
-        parse_html(decode_html(body), url, joins, anchors=anchors)
+        parse_html(decode_html(body), url, joins, link_details=anchors)
 
 
 def _instructions(pages: int, src: Path, site: Path, anchors: bool) -> int:
@@ -62,7 +62,7 @@ def main() -> None:
         sys.exit(f"no bench site in {args.site}: run bench/gen_site.py first")
     base = _instructions(0, args.src, args.site, args.anchors)
     total = _instructions(args.pages, args.src, args.site, args.anchors)
-    what = "parse_html, anchors=True" if args.anchors else "parse_html"
+    what = "parse_html, link_details=True" if args.anchors else "parse_html"
     print(f"{args.src}: {(total - base) / args.pages:,.0f} instructions per page ({what})")
 
 

@@ -16,7 +16,6 @@ from servers import ServerThread, expected_paths, html, site_app
 from sitecrawl import (
     AsyncCrawler,
     FetchError,
-    HTTPStatusError,
     NotHTMLError,
     Page,
     crawl_site_async,
@@ -24,7 +23,7 @@ from sitecrawl import (
 )
 from sitecrawl._extract import Extracted
 from sitecrawl._parse_child import LENGTH, job_frame
-from sitecrawl._parsing import Parser, _child_env, _early, started_early
+from sitecrawl._parsing import _child_env
 
 
 def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:
@@ -206,37 +205,6 @@ async def test_unreachable_base_url_is_a_record(unused_tcp_port: int) -> None:
     assert "connection failed" in str(page["error"])
 
 
-async def test_async_crawler_api(site: ServerThread) -> None:
-    async with AsyncCrawler(site.url + "/", max_concurrency=4, max_pages=500) as crawler:
-        assert crawler.base_url == site.url + "/"
-        assert crawler.base_domain == f"127.0.0.1:{site.port}"
-        assert crawler.max_concurrency == 4
-        assert crawler.session is not None and not crawler.session.closed
-        assert isinstance(crawler.lock, asyncio.Lock)
-        assert isinstance(crawler.semaphore, asyncio.Semaphore)
-        assert await crawler.add_page_visit("example.com/x") is True
-        assert await crawler.add_page_visit("example.com/x") is False
-        assert "<h1>Page 3</h1>" in await crawler.get_html(site.url + "/p/3")
-        with pytest.raises(HTTPStatusError) as info:
-            await crawler.get_html(site.url + "/p/999")
-        assert info.value.status == 404
-        page_data = await crawler.crawl()
-        session = crawler.session
-    assert session.closed
-    assert crawler.session is None
-    assert paths_of(page_data) == expected_paths(60)
-
-
-async def test_crawl_page_visits_once_and_queues_links(site: ServerThread) -> None:
-    async with AsyncCrawler(site.url) as crawler:
-        page = await crawler.crawl_page(site.url + "/p/2")
-        assert page is not None and page.title == "Title 2"
-        assert await crawler.crawl_page(site.url + "/p/2/") is None
-        stats = await crawler.frontier.stats()
-        assert stats.queued == 4  # /, /p/5, /p/6, /p/14
-        assert list(crawler.page_data) == [normalize_url(site.url + "/p/2")]
-
-
 async def test_get_html_rejects_non_html(serve: ServeFn) -> None:
     server = serve(failure_app())
     async with AsyncCrawler(server.url) as crawler:
@@ -351,7 +319,7 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     assert frame() is None  # ready
     pages = [(f"<title>Page {i}</title><a href='p{i + 1}'>next</a>", i) for i in range(3)]
     for doc, i in pages:
-        stdin.writelines(job_frame(doc.encode(), None, f"http://site.test/d/p{i}", False))
+        stdin.writelines(job_frame(doc.encode(), None, f"http://site.test/d/p{i}"))
     stdin.close()
     answers = [Extracted(*frame()) for _ in pages]  # type: ignore[misc]
     assert [(a.title, a.outgoing_links) for a in answers] == [
@@ -359,25 +327,6 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     ]
     stdout.close()
     assert proc.wait(timeout=30) == 0
-
-
-async def test_parser_processes_started_early_are_taken_by_the_next_parser() -> None:
-    """The CLI starts the parser processes before it imports the crawler: the Parser entered
-    next takes them (no second spawn), and one left over ends with the context."""
-    async with started_early(3):
-        early = list(_early.get() or [])
-        assert len(early) == 2
-        async with Parser(2) as parser:
-            [taken] = parser._children
-            assert taken in early
-            while not taken.ready:
-                await asyncio.sleep(0.01)
-            data = await parser.parse(b"<h1>Child</h1>", None, "http://site.test/")
-            assert data.h1 == "Child" and not taken.pending  # answered by the child
-        [left] = [child for child in early if child is not taken]
-        assert taken.process.returncode == 0 and left.process.returncode is None
-    assert left.process.returncode == 0
-    assert _early.get() is None
 
 
 async def test_the_url_requested_is_the_url_recorded(serve: ServeFn) -> None:

@@ -121,7 +121,7 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
         '<a href="mailto:x@y.z">mail</a><a href="/a#frag">again</a>'
         '<a href="https://other.test/">o</a><a href="">self</a>'
     )
-    data = parse_html(html, "https://site.test/dir/page", anchors=True)
+    data = parse_html(html, "https://site.test/dir/page", link_details=True)
     assert data.links == [
         ("https://site.test/a", "A bold text", "nofollow", "a"),
         ("https://site.test/a", "again", None, "a"),
@@ -138,7 +138,7 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
 
     joins = JoinCache()
     for _ in range(2):  # memoized joins give the same links
-        assert parse_html(html, "https://site.test/dir/page", joins, anchors=True) == data
+        assert parse_html(html, "https://site.test/dir/page", joins, link_details=True) == data
 
 
 def test_every_link_kind_images_with_alt_and_page_fields_in_one_parse() -> None:
@@ -156,7 +156,7 @@ def test_every_link_kind_images_with_alt_and_page_fields_in_one_parse() -> None:
         '<a href="x">six</a><script>more(); code();</script><noscript>hidden</noscript>'
         "</body></html>"
     )
-    data = parse_html(html, "https://site.test/page", anchors=True)
+    data = parse_html(html, "https://site.test/page", link_details=True)
     assert data.links == [
         ("https://site.test/b/x", "six", None, "a"),
         ("https://site.test/b/i.png", "An image", None, "img"),

@@ -100,6 +100,9 @@ class CrawlConfig:
     subdomains: bool = False
     #: Processes used: 1 parses on the event loop; N > 1 adds N - 1 parser processes.
     processes: int = 1
+    #: Fill each page's ``links`` (every link's text, rel and kind). None: only when the
+    #: frontier stores pages (a state file), where reports and audits read them.
+    link_details: bool | None = None
 
     def __post_init__(self) -> None:
         if self.processes < 1:

@@ -17,15 +17,15 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any
 
 import aiohttp
 
-from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Timeouts
-from ._exceptions import BlockedByRobots, ConfigError, HTTPStatusError, NotHTMLError
-from ._extract import decode_html
+from ._config import CrawlConfig
+from ._course import CourseAPI, config_from_keywords
+from ._exceptions import BlockedByRobots, ConfigError
 from ._fetcher import Fetcher
 from ._models import Page, Request
 from ._pagejob import BLOCKED, PageJob, PoliteClient
@@ -65,19 +65,22 @@ class CrawlStats:
         return self.pages / elapsed if elapsed > 0 else 0.0
 
 
-class AsyncCrawler:
+class AsyncCrawler(CourseAPI):
     """Crawl one site. ``async with AsyncCrawler(url) as crawler: pages = await crawler.crawl()``.
 
-    ``state`` (a file path) keeps the frontier and every page in SQLite, so that running the
-    same crawl again resumes it; by default everything lives in memory. Either way
-    ``page_data`` holds this run's pages (``keep_pages=False``: none). ``link_details``: fill
-    each :class:`Page`'s ``links`` (every link's text, rel and kind) for the hooks; the default
-    is to do so only when the frontier stores pages. ``throttle`` replaces
-    the in-process per-host slots (a crawl shared by many processes passes a ``RedisThrottle``).
+    The crawl's settings come from ``config`` or, without one, from the keywords
+    (``max_concurrency``, ``max_pages``, ``max_depth``, ``subdomains``, ``user_agent``,
+    ``timeout``, ``processes``, ``link_details``); passing ``config`` with any of those set
+    (or with another ``base_url``) raises :class:`ConfigError`. ``state`` (a file path) keeps
+    the frontier and every page in SQLite, so that running the same crawl again resumes it;
+    by default everything lives in memory. Either way ``page_data`` holds this run's pages
+    (``keep_pages=False``: none). ``throttle`` replaces the in-process per-host slots (a crawl
+    shared by many processes passes a ``RedisThrottle``).
 
-    The course's attributes are kept: ``base_url``, ``base_domain``, ``page_data`` (normalized
-    URL -> page dict), ``lock``, ``max_concurrency``, ``semaphore`` and ``session`` (the
-    aiohttp session, open inside ``async with``).
+    The course's attributes are kept (:class:`~sitecrawl._course.CourseAPI`): ``base_url``,
+    ``base_domain``, ``page_data`` (normalized URL -> page dict), ``lock``,
+    ``max_concurrency``, ``semaphore`` and ``session`` (the aiohttp session, open inside
+    ``async with``).
     """
 
     def __init__(
@@ -100,25 +103,20 @@ class AsyncCrawler:
         link_details: bool | None = None,
         throttle: Throttle | None = None,
     ) -> None:
-        if config is None:
-            config = CrawlConfig(
-                base_url=base_url,
-                limits=Limits(
-                    max_concurrency=max_concurrency, max_pages=max_pages, max_depth=max_depth
-                ),
-                timeouts=Timeouts(total=timeout) if timeout is not None else Timeouts(),
-                subdomains=subdomains,
-                processes=processes,
-                user_agent=user_agent or DEFAULT_USER_AGENT,
-            )
-        self.config = config
+        keywords = {
+            "max_concurrency": max_concurrency,
+            "max_pages": max_pages,
+            "max_depth": max_depth,
+            "subdomains": subdomains,
+            "user_agent": user_agent,
+            "timeout": timeout,
+            "processes": processes,
+            "link_details": link_details,
+        }
+        config = config_from_keywords(base_url, config, keywords)
         self.base_url = parse_base_url(config.base_url)
         self.scope = Scope.for_base(self.base_url, subdomains=config.subdomains)
-        self.base_domain = self.scope.site
         self.max_concurrency = config.limits.max_concurrency
-        self.page_data: dict[str, dict[str, Any]] = {}
-        self.lock = asyncio.Lock()
-        self.semaphore = asyncio.Semaphore(self.max_concurrency)
         if frontier is not None and state is not None:
             raise ConfigError("pass either frontier= or state=, not both")
         if frontier is None:
@@ -126,13 +124,12 @@ class AsyncCrawler:
                 MemoryFrontier() if state is None else SqliteFrontier(state, base_url=self.base_url)
             )
         self.frontier: Frontier = frontier
+        if config.link_details is None:  # by default, pages carry their links when stored
+            config = replace(config, link_details=frontier.stores_pages)
+        self.config = config
         self.stats = CrawlStats()
         self._fetcher = Fetcher(config, self.scope)
-        # Every link's text, rel and kind (Page.links): when asked, else when the frontier
-        # stores pages.
-        if link_details is None:
-            link_details = frontier.stores_pages
-        self._parser = Parser(config.processes, anchors=link_details)
+        self._parser = Parser(config.processes, link_details=bool(config.link_details))
         self._resources = contextlib.AsyncExitStack()
         politeness = config.politeness
         if throttle is None:
@@ -157,12 +154,12 @@ class AsyncCrawler:
         )
         self._on_page = on_page
         self._on_error = on_error
-        self._keep_pages = keep_pages
         self._started = 0  # pages whose fetch has begun (the max_pages budget)
         self._in_flight = 0
         self._stopping = False
         self.interrupted = False
         self._wake = asyncio.Event()
+        self._init_course(keep_pages=keep_pages)
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -200,42 +197,7 @@ class AsyncCrawler:
         self._stopping = True
         self._notify()
 
-    # -- the course's API -------------------------------------------------------------------
-
-    async def add_page_visit(self, normalized_url: str) -> bool:
-        """Mark a page as visited; True only the first time its normalized URL is seen."""
-        async with self.lock:
-            return await self.frontier.claim(normalized_url)
-
-    async def get_html(self, url: str) -> str:
-        """Fetch ``url`` and return its HTML as text, as politely as the crawl: robots.txt
-        obeyed, the host's slot (concurrency, delay, backoff) held, retries, in-scope
-        redirects followed.
-
-        Raises :class:`HTTPStatusError` on status >= 400, :class:`NotHTMLError` for a non-HTML
-        body, :class:`BlockedByRobots` for a disallowed URL, and another :class:`FetchError`
-        when no response arrives.
-        """
-        async with self.semaphore:
-            response = await self._job.fetch(self._job.trail(parse_base_url(url)))
-        if response.status >= 400:
-            raise HTTPStatusError(f"HTTP {response.status}", url=url, status=response.status)
-        if response.body is None:
-            raise NotHTMLError(
-                f"not HTML: {response.content_type}",
-                url=url,
-                status=response.status,
-                content_type=response.content_type,
-            )
-        return decode_html(response.body, response.charset)
-
-    async def crawl_page(self, url: str, depth: int = 0) -> Page | None:
-        """Fetch one page, record it and queue its in-scope links. None if already visited."""
-        href = parse_base_url(url)
-        key = url_key(href)
-        if not await self.add_page_visit(key):
-            return None
-        return await self._crawl_request(Request(url=href, key=key, depth=depth))
+    # -- the engine -------------------------------------------------------------------------
 
     async def crawl(self) -> dict[str, dict[str, Any]]:
         """Crawl the site from ``base_url``; return ``page_data``."""
@@ -254,8 +216,6 @@ class AsyncCrawler:
         finally:
             self.stats.finished = time.monotonic()
         return self.page_data
-
-    # -- the engine -------------------------------------------------------------------------
 
     def _notify(self) -> None:
         """Wake idle workers: something was queued, or the last lease ended."""
@@ -362,8 +322,7 @@ class AsyncCrawler:
         stats.retries = self._client.retries
         if page.error == BLOCKED:
             stats.blocked += 1
-        if self._keep_pages:
-            self.page_data[request.key] = page.to_dict()
+        self._keep(request.key, page)
         if page.error is not None:
             stats.errors += 1
             if self._on_error is not None:

@@ -42,7 +42,8 @@ class Extracted:
     #: The ``content`` of ``<meta name="robots">`` (``noindex``, ``nofollow``, ...).
     robots_meta: str | None = None
     #: Every link as (url, text, rel, kind), duplicates included (see :data:`~._models.Link`);
-    #: its ``a`` URLs, first occurrence of each, are ``outgoing_links``. Filled with ``anchors``.
+    #: its ``a`` URLs, first occurrence of each, are ``outgoing_links``. Filled with
+    #: ``link_details``.
     links: list[Link] = field(default_factory=list)
     h2: list[str] = field(default_factory=list)
     #: ``<html lang>``.
@@ -159,13 +160,13 @@ def decode_html(body: bytes, http_charset: str | None = None) -> str:
 
 
 def parse_html(
-    html: str, page_url: str, joins: JoinCache | None = None, *, anchors: bool = False
+    html: str, page_url: str, joins: JoinCache | None = None, *, link_details: bool = False
 ) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
     against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
 
     ``page_url`` must be a canonical href. A crawl passes one :class:`JoinCache` for all its
-    pages; without one, every link is resolved afresh. ``anchors`` also fills
+    pages; without one, every link is resolved afresh. ``link_details`` also fills
     :attr:`Extracted.links` (every link with its text, rel and kind, for a page store and the
     link check), from the same tree."""
     tree = LexborHTMLParser(html)
@@ -200,7 +201,7 @@ def parse_html(
         h2=[_clean(node.text_lexbor()) for node in tree.tags("h2")],
         hreflang=_hreflang(joins, base, head.hreflang),
     )
-    if anchors:
+    if link_details:
         data.links = [
             (url, _clean(node.text_lexbor()), rel.strip() if rel else None, "a")
             for url, node, rel in zip(urls, nodes, rels, strict=True)

@@ -4,8 +4,9 @@ Kept apart from the event-loop side so that a new child imports only what parsin
 (no asyncio: that halves its start-up), and says when it is ready: until then the event
 loop parses pages itself instead of queueing them behind the child's imports.
 
-A job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url,
-anchors)`` and the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
+Started with ``--link-details``, the child fills :attr:`Extracted.links` for every page. A
+job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url)`` and
+the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
 ``None`` once, when the child is ready; then, for each job in order, a tuple of the
 :class:`Extracted` fields, or ``[url, message]`` when the page could not be parsed.
 """
@@ -26,31 +27,32 @@ from ._extract import Extracted, decode_html, parse_html
 from ._urls import JoinCache
 
 LENGTH = struct.Struct("!I")
-#: A job's header: the sizes of its marshalled ``(charset, url, anchors)`` and of its body.
+#: A job's header: the sizes of its marshalled ``(charset, url)`` and of its body.
 JOB = struct.Struct("!II")
 FIELDS = tuple(f.name for f in fields(Extracted))
+LINK_DETAILS_FLAG = "--link-details"
 _joins = JoinCache()  # one per process
 
 
-def parse_body(body: bytes, charset: str | None, url: str, anchors: bool = False) -> Extracted:
-    """Decode and parse one HTML body (runs in whichever process calls it); ``anchors``:
+def parse_body(body: bytes, charset: str | None, url: str, link_details: bool = False) -> Extracted:
+    """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
     also each link's text and rel (:attr:`Extracted.links`)."""
-    return parse_html(decode_html(body, charset), url, _joins, anchors=anchors)
+    return parse_html(decode_html(body, charset), url, _joins, link_details=link_details)
 
 
-def parse_or_error(body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
+def parse_or_error(body: bytes, charset: str | None, url: str, link_details: bool) -> Extracted:
     """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
-        return parse_body(body, charset, url, anchors)
+        return parse_body(body, charset, url, link_details)
     except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
         raise ParseError(f"could not parse: {exc!r}", url=url) from exc
 
 
-def job_frame(body: bytes, charset: str | None, url: str, anchors: bool) -> tuple[bytes, bytes]:
+def job_frame(body: bytes, charset: str | None, url: str) -> tuple[bytes, bytes]:
     """A job as two buffers to write one after the other: the header and metadata, then the
     body itself (not copied into a frame: ~6 us a page less for the event loop)."""
-    meta = marshal.dumps((charset, url, anchors))
+    meta = marshal.dumps((charset, url))
     return JOB.pack(len(meta), len(body)) + meta, body
 
 
@@ -59,16 +61,16 @@ def _write(stdout: BinaryIO, answer: bytes) -> None:
     stdout.flush()
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+def serve(stdin: BinaryIO, stdout: BinaryIO, link_details: bool = False) -> None:
     """The child's loop: say ready, then read a frame, parse, answer; until the parent
     closes the pipe."""
     _write(stdout, marshal.dumps(None))
     while header := stdin.read(JOB.size):
         meta_size, body_size = JOB.unpack(header)
-        charset, url, anchors = marshal.loads(stdin.read(meta_size))
+        charset, url = marshal.loads(stdin.read(meta_size))
         body = stdin.read(body_size)
         try:
-            data = parse_or_error(body, charset, url, anchors)
+            data = parse_or_error(body, charset, url, link_details)
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc)])
         else:
@@ -83,7 +85,7 @@ if __name__ == "__main__":
     # (it finishes the pages in flight, then closes our stdin), so the child ignores it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(BrokenPipeError):  # the parent is gone: nobody to answer
-        serve(sys.stdin.buffer, sys.stdout.buffer)
+        serve(sys.stdin.buffer, sys.stdout.buffer, LINK_DETAILS_FLAG in sys.argv[1:])
     # Every answer is written and flushed, and the process holds nothing else: skip the
     # interpreter's teardown (~15 ms the parent would wait for at the end of each crawl), as
     # multiprocessing's workers do.

@@ -5,29 +5,26 @@ inline; with ``processes=N`` the event loop keeps the network and bookkeeping an
 parser processes do the parsing.
 
 A parser process is ``python -m sitecrawl._parse_child`` on two pipes: jobs in (the body's
-bytes as they are, after a header and the ``marshal``-ed charset, URL and flag), the
+bytes as they are, after a header and the ``marshal``-ed charset and URL), the
 :class:`Extracted` fields out as ``marshal`` frames, strictly in order. That costs the
 event loop ~25 us a page, most of it the kernel's copy of the body into the pipe, where
 ``ProcessPoolExecutor``'s pickling, queue threads and wake-ups cost more than the parse it
 saves on a small page. Each process keeps its own :class:`JoinCache`. A child takes pages
-once it has said it is ready.
+once it has said it is ready; until then the event loop parses them itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import marshal
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
-from contextvars import ContextVar
 from types import TracebackType
 
 from ._exceptions import ParseError
 from ._extract import Extracted
-from ._parse_child import LENGTH, job_frame, parse_or_error
+from ._parse_child import LENGTH, LINK_DETAILS_FLAG, job_frame, parse_or_error
 
 
 class _ChildGone(Exception):
@@ -44,10 +41,10 @@ class _ParserProcess:
         self.ready = False  # the child has imported what it needs and said so
         self.reader = asyncio.create_task(self._read_answers())
 
-    async def parse(self, body: bytes, charset: str | None, url: str, anchors: bool) -> Extracted:
+    async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
         stdin = self.process.stdin
         assert stdin is not None
-        frame = job_frame(body, charset, url, anchors)
+        frame = job_frame(body, charset, url)
         future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
         try:
@@ -97,11 +94,12 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
-async def _spawn() -> _ParserProcess:
+async def _spawn(link_details: bool) -> _ParserProcess:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "sitecrawl._parse_child",
+        *([LINK_DETAILS_FLAG] if link_details else []),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         env=_child_env(),
@@ -109,32 +107,16 @@ async def _spawn() -> _ParserProcess:
     return _ParserProcess(process)
 
 
-#: Parser processes started ahead of their :class:`Parser` (see :func:`started_early`).
-_early: ContextVar[list[_ParserProcess] | None] = ContextVar("sitecrawl_parsers", default=None)
-
-
-@contextlib.asynccontextmanager
-async def started_early(processes: int) -> AsyncIterator[None]:
-    """Start the parser processes of a ``Parser(processes)`` now; the first :class:`Parser`
-    entered in this context takes them, and those left over end with the context.
-
-    A child needs ~0.1 s to import what it parses with; started before the crawler's own
-    imports (aiohttp: ~0.2 s), it is ready by the first page instead of 40-50 ms after it."""
-    children = [await _spawn() for _ in range(processes - 1)]
-    token = _early.set(children)
-    try:
-        yield
-    finally:
-        _early.reset(token)
-        await asyncio.gather(*(child.close() for child in children))
-
-
 class Parser:
     """``async with Parser(processes) as parser: data = await parser.parse(body, cs, url)``."""
 
-    def __init__(self, processes: int = 1, *, anchors: bool = False, backlog: int = 12) -> None:
+    def __init__(
+        self, processes: int = 1, *, link_details: bool = False, backlog: int = 12
+    ) -> None:
         self.processes = processes
-        self.anchors = anchors
+        #: Fill :attr:`Extracted.links` (``CrawlConfig.link_details``); a child is told once,
+        #: when it starts.
+        self.link_details = link_details
         #: Pages a child may have waiting before the event loop parses the next one itself.
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
@@ -142,11 +124,8 @@ class Parser:
         self._children: list[_ParserProcess] = []
 
     async def __aenter__(self) -> Parser:
-        early = _early.get()
-        while early and len(self._children) < self.processes - 1:
-            self._children.append(early.pop())
         while len(self._children) < self.processes - 1:
-            self._children.append(await _spawn())
+            self._children.append(await _spawn(self.link_details))
         return self
 
     async def __aexit__(
@@ -166,9 +145,9 @@ class Parser:
             child = min(ready, key=lambda c: len(c.pending))
             if len(child.pending) < self.backlog:
                 try:
-                    return await child.parse(body, charset, url, self.anchors)
+                    return await child.parse(body, charset, url)
                 except _ChildGone:
                     if child in self._children:
                         self._children.remove(child)
         # No child ready, or all of them busy: the event loop has spare time, parse here.
-        return parse_or_error(body, charset, url, self.anchors)
+        return parse_or_error(body, charset, url, self.link_details)

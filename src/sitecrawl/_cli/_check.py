@@ -14,6 +14,7 @@ import argparse
 import socket
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -109,7 +110,9 @@ async def _check(
     started = time.monotonic()
     timestamp = datetime.now(UTC)
     records = CrawlRecords(base_url)
-    code = await _crawl(config, [collector(records)], state, quiet=args.quiet, link_details=True)
+    # The link check reads every page's links (their targets, and what links where).
+    config = replace(config, link_details=True)
+    code = await _crawl(config, [collector(records)], state, quiet=args.quiet)
     if code == EXIT_INTERRUPTED:
         return code
     targets = link_targets(

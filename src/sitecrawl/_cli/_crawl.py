@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
@@ -94,9 +95,9 @@ async def _crawl_and_report(
     records = CrawlRecords(config.base_url)
     finished: list[CrawlStats] = []
     extra = [collector(records)] if state is None else []
-    code = await _crawl(
-        config, [*sinks, *extra], state, quiet=quiet, link_details=True, finished=finished
-    )
+    # The report reads every page's links: kept in the records when there is no state file.
+    config = replace(config, link_details=True)
+    code = await _crawl(config, [*sinks, *extra], state, quiet=quiet, finished=finished)
     if state is not None:
         records = await read_state(state.path)
     elif finished:
@@ -120,30 +121,9 @@ async def _crawl(
     state: SqliteFrontier | None,
     *,
     quiet: bool,
-    link_details: bool = False,
     finished: list[CrawlStats] | None = None,
 ) -> int:
-    """Run the crawl; ``link_details``: pages carry their links (for an audit of an in-memory
-    crawl); ``finished`` receives the crawl's stats."""
-    from .._parsing import started_early
-
-    # The parser processes import what they need while this one imports the crawler (and
-    # aiohttp, ~0.2 s): they are ready by the first page.
-    async with started_early(config.processes):
-        return await _crawl_started(
-            config, sinks, state, quiet=quiet, link_details=link_details, finished=finished
-        )
-
-
-async def _crawl_started(
-    config: CrawlConfig,
-    sinks: list[Sink],
-    state: SqliteFrontier | None,
-    *,
-    quiet: bool,
-    link_details: bool,
-    finished: list[CrawlStats] | None,
-) -> int:
+    """Run the crawl; ``finished`` receives the crawl's stats."""
     from .._crawler import AsyncCrawler
     from .._progress import summary
 
@@ -161,7 +141,6 @@ async def _crawl_started(
         frontier=state,
         on_page=on_page,
         keep_pages=False,
-        link_details=link_details or None,
     )
     async with ctrl_c_stops(crawler, quiet=quiet), crawler:
         if state is not None:

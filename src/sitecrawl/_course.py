@@ -1,0 +1,134 @@
+"""The course's API, kept on :class:`~sitecrawl.AsyncCrawler` beside the engine.
+
+The course's crawler was built from a URL and a few keywords and exposed its working parts:
+``base_domain``, ``page_data`` (normalized URL -> page dict), ``lock``, ``semaphore``,
+:meth:`~CourseAPI.add_page_visit`, :meth:`~CourseAPI.get_html` and
+:meth:`~CourseAPI.crawl_page`. :class:`CourseAPI` keeps them, written over the engine's
+frontier and page job; :func:`config_from_keywords` turns the course's keywords into the
+:class:`CrawlConfig` the engine reads, and refuses keywords that would contradict a config
+passed beside them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Timeouts
+from ._exceptions import ConfigError, HTTPStatusError, NotHTMLError
+from ._extract import decode_html
+from ._models import Page, Request
+from ._pagejob import PageJob
+from ._urls import Scope, parse_base_url, url_key
+from .frontier import Frontier
+
+#: AsyncCrawler's keywords that build a :class:`CrawlConfig`, and their defaults. With
+#: ``config=``, each must keep its default: the config says it.
+KEYWORD_DEFAULTS: dict[str, Any] = {
+    "max_concurrency": 8,
+    "max_pages": None,
+    "max_depth": None,
+    "subdomains": False,
+    "user_agent": None,
+    "timeout": None,
+    "processes": 1,
+    "link_details": None,
+}
+
+
+def config_from_keywords(
+    base_url: str, config: CrawlConfig | None, keywords: dict[str, Any]
+) -> CrawlConfig:
+    """The crawl's config: ``config`` as given, else one built from the keywords.
+
+    Raises :class:`ConfigError` when ``config`` comes with a keyword of
+    :data:`KEYWORD_DEFAULTS` set to anything but its default, or with a ``base_url`` naming
+    another URL than ``config.base_url``: one of the two would be silently ignored."""
+    if config is None:
+        timeout = keywords["timeout"]
+        return CrawlConfig(
+            base_url=base_url,
+            limits=Limits(
+                max_concurrency=keywords["max_concurrency"],
+                max_pages=keywords["max_pages"],
+                max_depth=keywords["max_depth"],
+            ),
+            timeouts=Timeouts(total=timeout) if timeout is not None else Timeouts(),
+            subdomains=keywords["subdomains"],
+            processes=keywords["processes"],
+            user_agent=keywords["user_agent"] or DEFAULT_USER_AGENT,
+            link_details=keywords["link_details"],
+        )
+    clashes = [name for name, default in KEYWORD_DEFAULTS.items() if keywords[name] != default]
+    if clashes:
+        raise ConfigError(
+            f"config= is given: set {', '.join(clashes)} in the config, not beside it"
+        )
+    if parse_base_url(base_url) != parse_base_url(config.base_url):
+        raise ConfigError(
+            f"base_url {base_url!r} is not config.base_url {config.base_url!r}: pass the same URL"
+        )
+    return config
+
+
+class CourseAPI:
+    """The course's attributes and methods, over the engine's frontier and page job.
+
+    The engine sets what is declared below, calls :meth:`_init_course` once it has, and
+    :meth:`_keep` for each page recorded."""
+
+    # Provided by the engine.
+    frontier: Frontier
+    scope: Scope
+    max_concurrency: int
+    _job: PageJob
+
+    def _init_course(self, *, keep_pages: bool) -> None:
+        self.base_domain = self.scope.site
+        self.page_data: dict[str, dict[str, Any]] = {}
+        self.lock = asyncio.Lock()
+        self.semaphore = asyncio.Semaphore(self.max_concurrency)
+        self._keep_pages = keep_pages
+
+    def _keep(self, key: str, page: Page) -> None:
+        """Add a recorded page to ``page_data`` (unless ``keep_pages=False``)."""
+        if self._keep_pages:
+            self.page_data[key] = page.to_dict()
+
+    async def _crawl_request(self, request: Request) -> Page:
+        raise NotImplementedError  # the engine's: fetch, record, queue the links
+
+    async def add_page_visit(self, normalized_url: str) -> bool:
+        """Mark a page as visited; True only the first time its normalized URL is seen."""
+        async with self.lock:
+            return await self.frontier.claim(normalized_url)
+
+    async def get_html(self, url: str) -> str:
+        """Fetch ``url`` and return its HTML as text, as politely as the crawl: robots.txt
+        obeyed, the host's slot (concurrency, delay, backoff) held, retries, in-scope
+        redirects followed.
+
+        Raises :class:`HTTPStatusError` on status >= 400, :class:`NotHTMLError` for a non-HTML
+        body, :class:`BlockedByRobots` for a disallowed URL, and another :class:`FetchError`
+        when no response arrives.
+        """
+        async with self.semaphore:
+            response = await self._job.fetch(self._job.trail(parse_base_url(url)))
+        if response.status >= 400:
+            raise HTTPStatusError(f"HTTP {response.status}", url=url, status=response.status)
+        if response.body is None:
+            raise NotHTMLError(
+                f"not HTML: {response.content_type}",
+                url=url,
+                status=response.status,
+                content_type=response.content_type,
+            )
+        return decode_html(response.body, response.charset)
+
+    async def crawl_page(self, url: str, depth: int = 0) -> Page | None:
+        """Fetch one page, record it and queue its in-scope links. None if already visited."""
+        href = parse_base_url(url)
+        key = url_key(href)
+        if not await self.add_page_visit(key):
+            return None
+        return await self._crawl_request(Request(url=href, key=key, depth=depth))
