@@ -8,39 +8,54 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 
 import pytest
 
 from redis_server import shared_server
 from sitecrawl import Politeness
-from sitecrawl._throttle_redis import RedisThrottle
+from sitecrawl._throttle_redis import RedisSlot, RedisThrottle
 from sitecrawl.frontier import RedisFrontier
 
 HOST = "site.test"
 
 
+@dataclass
+class Worker:
+    throttle: RedisThrottle
+    lifetime: AsyncExitStack
+
+    def slot(self) -> RedisSlot:
+        return self.throttle.slot(HOST)
+
+    async def stop(self) -> None:
+        """Leave the throttle's ``async with``: its heartbeat stops, its tokens are held."""
+        await self.lifetime.aclose()
+
+
 @pytest.fixture
-async def workers() -> AsyncIterator[tuple[RedisThrottle, RedisThrottle]]:
+async def workers() -> AsyncIterator[tuple[Worker, Worker]]:
     crawl_id = uuid.uuid4().hex
     url = shared_server().url
-    frontiers = [
-        RedisFrontier(url, crawl_id=crawl_id, base_url="http://site.test/", lease_ttl=0.6)
-        for _ in range(2)
-    ]
-    for frontier in frontiers:
-        await frontier.open()
     politeness = Politeness(delay=0.0, adaptive=True, backoff=0.2)
-    throttles = [RedisThrottle(f, politeness, max_limit=2) for f in frontiers]
-    yield throttles[0], throttles[1]
-    for throttle, frontier in zip(throttles, frontiers, strict=True):
-        await throttle.aclose()
-        await frontier.close()
+    pair = []
+    async with AsyncExitStack() as stack:
+        for _ in range(2):
+            frontier = RedisFrontier(
+                url, crawl_id=crawl_id, base_url="http://site.test/", lease_ttl=0.6
+            )
+            await stack.enter_async_context(frontier)
+            lifetime = await stack.enter_async_context(AsyncExitStack())
+            throttle = RedisThrottle(frontier, politeness, max_limit=2)
+            pair.append(Worker(await lifetime.enter_async_context(throttle), lifetime))
+        yield pair[0], pair[1]
 
 
 async def test_the_per_host_limit_holds_across_workers(
-    workers: tuple[RedisThrottle, RedisThrottle],
+    workers: tuple[Worker, Worker],
 ) -> None:
-    a, b = (w.slot(HOST) for w in workers)
+    a, b = (w.slot() for w in workers)
     await a.acquire()
     await b.acquire()
     third = asyncio.create_task(a.acquire())
@@ -53,12 +68,12 @@ async def test_the_per_host_limit_holds_across_workers(
 
 
 async def test_retry_after_from_one_worker_holds_the_other(
-    workers: tuple[RedisThrottle, RedisThrottle],
+    workers: tuple[Worker, Worker],
 ) -> None:
-    a, b = (w.slot(HOST) for w in workers)
+    a, b = (w.slot() for w in workers)
     await a.acquire()
     a.release(status=429, latency=0.01, retry_after=0.4, now=time.monotonic())
-    await workers[0].aclose()  # the release has landed
+    await workers[0].throttle.flush()  # the release has landed
     started = time.monotonic()
     await b.acquire()
     assert time.monotonic() - started >= 0.35
@@ -67,12 +82,12 @@ async def test_retry_after_from_one_worker_holds_the_other(
 
 
 async def test_tokens_of_a_worker_that_stops_renewing_expire(
-    workers: tuple[RedisThrottle, RedisThrottle],
+    workers: tuple[Worker, Worker],
 ) -> None:
-    a, b = (w.slot(HOST) for w in workers)
+    a, b = (w.slot() for w in workers)
     await a.acquire()
     await a.acquire()
-    await workers[0].aclose()  # worker a "dies": its heartbeat stops, its tokens are held
+    await workers[0].stop()  # worker a "dies": its heartbeat stops, its tokens are held
     started = time.monotonic()
     await asyncio.wait_for(b.acquire(), 3)
     waited = time.monotonic() - started
@@ -81,9 +96,9 @@ async def test_tokens_of_a_worker_that_stops_renewing_expire(
 
 
 async def test_a_live_worker_keeps_its_tokens_past_their_lifetime(
-    workers: tuple[RedisThrottle, RedisThrottle],
+    workers: tuple[Worker, Worker],
 ) -> None:
-    a, b = (w.slot(HOST) for w in workers)
+    a, b = (w.slot() for w in workers)
     await a.acquire()
     await a.acquire()
     blocked = asyncio.create_task(b.acquire())
@@ -93,3 +108,14 @@ async def test_a_live_worker_keeps_its_tokens_past_their_lifetime(
     await asyncio.wait_for(blocked, 1)
     a.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
     b.release(status=200, latency=0.01, retry_after=None, now=time.monotonic())
+
+
+async def test_a_throttle_used_outside_its_async_with_says_so() -> None:
+    frontier = RedisFrontier(
+        shared_server().url, crawl_id=uuid.uuid4().hex, base_url=f"http://{HOST}/"
+    )
+    async with frontier:
+        throttle = RedisThrottle(frontier, Politeness(), max_limit=2)
+        with pytest.raises(RuntimeError, match="outside its 'async with'"):
+            await throttle.slot(HOST).acquire()
+        await frontier.drop()

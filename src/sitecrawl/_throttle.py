@@ -1,9 +1,9 @@
 """Per-host politeness: one small slot per host, no middleware.
 
-A :class:`HostSlot` holds a host's concurrency limit, the minimum interval between request
-starts (``delay``, lengthened by the robots.txt Crawl-delay when larger, plus jitter), and a
-backoff-until time. :meth:`HostSlot.acquire` waits until a request may start;
-:meth:`HostSlot.release` feeds the outcome back:
+A slot (the :class:`Slot` protocol) holds a host's concurrency limit, the minimum interval
+between request starts (``delay``, lengthened by the robots.txt Crawl-delay when larger, plus
+jitter), and a backoff-until time. ``acquire()`` waits until a request may start; ``release()``
+feeds the outcome back, and :meth:`Adaptive.learn` applies the rules:
 
 - 429/503 back the slot off: wait ``Retry-After`` (capped) or a doubling penalty, and halve
   its concurrency, or, already at 1, double an extra delay; answers arriving inside the
@@ -11,7 +11,10 @@ backoff-until time. :meth:`HostSlot.acquire` waits until a request may start;
 - rising latency (moving average above 3x its best) halves the concurrency too;
 - every 5 consecutive fast answers give one step back (concurrency +1, extra delay halved).
 
-State changes are plain methods taking ``now``, so they are tested without sleeping.
+:class:`HostSlot` keeps that state in this process. ``_throttle_redis.RedisSlot`` keeps it in
+Redis, where Lua twins of :meth:`HostSlot.try_start` and :meth:`Adaptive.learn` apply the same
+rules; one suite (``tests/throttle_backends.py``) holds both to the same answers. State changes
+take ``now`` as an argument, so the rules are tested on a scripted clock.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
+from typing import Protocol
 
 from ._config import Politeness
 
@@ -54,8 +58,164 @@ def _fmt(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
+class Slot(Protocol):
+    """One host's politeness, kept in this process (:class:`HostSlot`) or shared by every
+    worker of a crawl (``RedisSlot``). ``limit``, ``extra_delay`` and ``backoff_until`` (on
+    the throttle's clock) are what the host's answers taught it, as last seen."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def max_limit(self) -> int: ...
+    @property
+    def limit(self) -> int: ...
+    @property
+    def extra_delay(self) -> float: ...
+    @property
+    def backoff_until(self) -> float: ...
+    @property
+    def backoff_reason(self) -> str | None: ...
+    @property
+    def crawl_delay(self) -> float | None: ...
+    @property
+    def crawl_delay_capped_from(self) -> float | None: ...
+
+    def set_crawl_delay(self, seconds: float | None) -> None:
+        """Apply a robots.txt Crawl-delay, capped at ``max_crawl_delay``."""
+
+    async def acquire(self) -> None:
+        """Wait until a request to the host may start; it is in flight from then on."""
+
+    def release(
+        self, *, status: int | None, latency: float, retry_after: float | None, now: float
+    ) -> None:
+        """End a request started by :meth:`acquire`, learning from its answer (``status``
+        None: no response) at ``now`` on the throttle's clock."""
+
+    def waiting_reason(self, now: float) -> str | None:
+        """Why requests to this host are held back at ``now``, for the progress line."""
+
+
+def cap_crawl_delay(seconds: float | None, cap: float) -> tuple[float | None, float | None]:
+    """A robots.txt Crawl-delay as applied, and as asked when the cap cut it (else None)."""
+    if seconds is None:
+        return None, None
+    return min(seconds, cap), (seconds if seconds > cap else None)
+
+
+def describe_wait(slot: Slot, delay: float, now: float) -> str | None:
+    """Why ``slot`` holds requests back at ``now`` (``delay``: the configured one); None when
+    it does not."""
+    if slot.backoff_until > now and slot.backoff_reason:
+        return slot.backoff_reason
+    crawl_delay = slot.crawl_delay
+    if crawl_delay and crawl_delay >= delay:
+        asked = slot.crawl_delay_capped_from
+        capped = f" (capped from {_fmt(asked)})" if asked is not None else ""
+        return f"Crawl-delay {_fmt(crawl_delay)}{capped}"
+    if slot.limit < slot.max_limit:
+        return f"slowed to {slot.limit}/{slot.max_limit} in flight"
+    if slot.extra_delay:
+        return f"slowed: +{_fmt(slot.extra_delay)} between requests"
+    if delay:
+        return f"delay {_fmt(delay)}"
+    return None
+
+
+class Adaptive:
+    """What a host's answers taught its slot, and the pure rules that teach it (the module
+    docstring lists them). Times are seconds on the caller's clock."""
+
+    __slots__ = (
+        "_p",
+        "backoff_reason",
+        "backoff_until",
+        "best_latency",
+        "extra_delay",
+        "latency",
+        "limit",
+        "max_limit",
+        "penalty",
+        "streak",
+    )
+
+    def __init__(self, politeness: Politeness, max_limit: int) -> None:
+        self._p = politeness
+        self.max_limit = max_limit
+        self.limit = max_limit
+        self.extra_delay = 0.0
+        self.backoff_until = 0.0
+        self.backoff_reason: str | None = None
+        self.penalty = 0.0
+        self.streak = 0
+        self.latency: float | None = None
+        self.best_latency: float | None = None
+
+    def learn(
+        self, *, status: int | None, latency: float, retry_after: float | None, now: float
+    ) -> bool:
+        """Learn from one answer (``status`` None: no response) arriving at ``now``; True
+        when the limit grew (a waiting request may start)."""
+        if status in BACKOFF_STATUSES:
+            self._back_off(status, retry_after, now)
+        elif retry_after is not None and status is not None and status >= 400:
+            self._wait_until(now + retry_after, f"Retry-After after {status}")
+        elif status is not None and status < 500 and self._p.adaptive:
+            return self._learn_latency(latency)
+        return False
+
+    def _back_off(self, status: int, retry_after: float | None, now: float) -> None:
+        # Answers to requests that were already in flight when the host first pushed back
+        # are one signal, not many: inside a backoff window only Retry-After can extend it.
+        episode = now >= self.backoff_until
+        cap = self._p.max_backoff
+        if retry_after is not None:
+            wait = min(retry_after, cap)
+        elif episode:
+            self.penalty = min(cap, max(self._p.backoff, self.penalty * 2))
+            wait = self.penalty
+        else:
+            return
+        self._wait_until(now + wait, f"backing off after {status} for {_fmt(wait)}")
+        if self._p.adaptive and episode:
+            self._shrink()
+
+    def _wait_until(self, until: float, reason: str) -> None:
+        if until > self.backoff_until:
+            self.backoff_until = until
+            self.backoff_reason = reason
+
+    def _shrink(self) -> None:
+        self.streak = 0
+        if self.limit > 1:
+            self.limit = max(1, self.limit // 2)
+        else:
+            self.extra_delay = min(self._p.max_backoff, max(_MIN_EXTRA, self.extra_delay * 2))
+
+    def _learn_latency(self, latency: float) -> bool:
+        ewma = latency if self.latency is None else 0.8 * self.latency + 0.2 * latency
+        self.latency = ewma
+        best = ewma if self.best_latency is None else min(self.best_latency, ewma)
+        self.best_latency = best
+        if ewma > _LATENCY_FACTOR * best + 0.05:
+            self._shrink()
+            self.best_latency = ewma  # the new normal, until it improves again
+            return False
+        self.streak += 1
+        if self.streak < _RECOVER_AFTER:
+            return False
+        self.streak = 0
+        self.penalty /= 2
+        if self.extra_delay:
+            self.extra_delay = 0.0 if self.extra_delay <= _MIN_EXTRA else self.extra_delay / 2
+        elif self.limit < self.max_limit:
+            self.limit += 1
+            return True
+        return False
+
+
 class HostSlot:
-    """One host's politeness state. ``limit`` may shrink below ``max_limit`` (adaptive)."""
+    """One host's politeness, in this process. ``limit`` may shrink below ``max_limit``."""
 
     def __init__(
         self,
@@ -69,46 +229,50 @@ class HostSlot:
         self.host = host
         self._p = politeness
         self.max_limit = max_limit
-        self.limit = max_limit
+        self.adaptive = Adaptive(politeness, max_limit)
         self.crawl_delay: float | None = None  # as applied (capped)
         self.crawl_delay_capped_from: float | None = None
-        self.extra_delay = 0.0
         self.in_flight = 0
         self.next_start = 0.0
-        self.backoff_until = 0.0
-        self.backoff_reason: str | None = None
-        self._penalty = 0.0
-        self._streak = 0
-        self._latency: float | None = None
-        self._best_latency: float | None = None
         self._clock = clock
         self._rng = rng or random.Random()
         self._waiters: deque[asyncio.Future[None]] = deque()
 
-    # -- configuration ------------------------------------------------------------------------
+    @property
+    def limit(self) -> int:
+        return self.adaptive.limit
+
+    @property
+    def extra_delay(self) -> float:
+        return self.adaptive.extra_delay
+
+    @property
+    def backoff_until(self) -> float:
+        return self.adaptive.backoff_until
+
+    @property
+    def backoff_reason(self) -> str | None:
+        return self.adaptive.backoff_reason
 
     def set_crawl_delay(self, seconds: float | None) -> None:
-        """Apply a robots.txt Crawl-delay, capped at ``max_crawl_delay``."""
-        if seconds is None:
-            self.crawl_delay = self.crawl_delay_capped_from = None
-            return
-        cap = self._p.max_crawl_delay
-        self.crawl_delay = min(seconds, cap)
-        self.crawl_delay_capped_from = seconds if seconds > cap else None
+        self.crawl_delay, self.crawl_delay_capped_from = cap_crawl_delay(
+            seconds, self._p.max_crawl_delay
+        )
 
     @property
     def interval(self) -> float:
         """Minimum seconds between two request starts, before jitter."""
-        return max(self._p.delay, self.crawl_delay or 0.0) + self.extra_delay
+        return max(self._p.delay, self.crawl_delay or 0.0) + self.adaptive.extra_delay
 
     # -- the request cycle --------------------------------------------------------------------
 
     def try_start(self, now: float) -> float:
         """Start a request if allowed now (return 0.0), else return seconds to wait
         (``inf`` when the slot is full: wait for a release)."""
-        if self.in_flight >= self.limit:
+        adaptive = self.adaptive
+        if self.in_flight >= adaptive.limit:
             return float("inf")
-        start = max(self.next_start, self.backoff_until)
+        start = max(self.next_start, adaptive.backoff_until)
         if start > now:
             return start - now
         self.in_flight += 1
@@ -137,17 +301,10 @@ class HostSlot:
     def release(
         self, *, status: int | None, latency: float, retry_after: float | None, now: float
     ) -> None:
-        """End a request started by :meth:`try_start`/:meth:`acquire`, learning from it.
-
-        ``status`` None means no response (timeout, connection error)."""
         self.in_flight -= 1
         self._wake_one()
-        if status in BACKOFF_STATUSES:
-            self._back_off(status, retry_after, now)
-        elif retry_after is not None and status is not None and status >= 400:
-            self._wait_until(now + retry_after, f"Retry-After after {status}")
-        elif status is not None and status < 500 and self._p.adaptive:
-            self._learn_latency(latency)
+        if self.adaptive.learn(status=status, latency=latency, retry_after=retry_after, now=now):
+            self._wake_one()
 
     def _wake_one(self) -> None:
         while self._waiters:
@@ -156,75 +313,13 @@ class HostSlot:
                 waiter.set_result(None)
                 return
 
-    def _back_off(self, status: int, retry_after: float | None, now: float) -> None:
-        # Answers to requests that were already in flight when the host first pushed back
-        # are one signal, not many: inside a backoff window only Retry-After can extend it.
-        episode = now >= self.backoff_until
-        cap = self._p.max_backoff
-        if retry_after is not None:
-            wait = min(retry_after, cap)
-        elif episode:
-            self._penalty = min(cap, max(self._p.backoff, self._penalty * 2))
-            wait = self._penalty
-        else:
-            return
-        self._wait_until(now + wait, f"backing off after {status} for {_fmt(wait)}")
-        if self._p.adaptive and episode:
-            self._shrink()
-
-    def _wait_until(self, until: float, reason: str) -> None:
-        if until > self.backoff_until:
-            self.backoff_until = until
-            self.backoff_reason = reason
-
-    def _shrink(self) -> None:
-        self._streak = 0
-        if self.limit > 1:
-            self.limit = max(1, self.limit // 2)
-        else:
-            self.extra_delay = min(self._p.max_backoff, max(_MIN_EXTRA, self.extra_delay * 2))
-
-    def _learn_latency(self, latency: float) -> None:
-        ewma = latency if self._latency is None else 0.8 * self._latency + 0.2 * latency
-        self._latency = ewma
-        best = self._best_latency = (
-            ewma if self._best_latency is None else min(self._best_latency, ewma)
-        )
-        if ewma > _LATENCY_FACTOR * best + 0.05:
-            self._shrink()
-            self._best_latency = ewma  # the new normal, until it improves again
-            return
-        self._streak += 1
-        if self._streak >= _RECOVER_AFTER:
-            self._streak = 0
-            self._penalty /= 2
-            if self.extra_delay:
-                self.extra_delay = 0.0 if self.extra_delay <= _MIN_EXTRA else self.extra_delay / 2
-            elif self.limit < self.max_limit:
-                self.limit += 1
-                self._wake_one()
-
-    # -- reporting ----------------------------------------------------------------------------
-
     def waiting_reason(self, now: float) -> str | None:
-        """Why requests to this host are held back right now, for the progress line."""
-        if self.backoff_until > now and self.backoff_reason:
-            return self.backoff_reason
-        if self.crawl_delay and self.crawl_delay >= self._p.delay:
-            asked = self.crawl_delay_capped_from
-            capped = f" (capped from {_fmt(asked)})" if asked is not None else ""
-            return f"Crawl-delay {_fmt(self.crawl_delay)}{capped}"
-        if self.limit < self.max_limit:
-            return f"slowed to {self.limit}/{self.max_limit} in flight"
-        if self.extra_delay:
-            return f"slowed: +{_fmt(self.extra_delay)} between requests"
-        if self._p.delay:
-            return f"delay {_fmt(self._p.delay)}"
-        return None
+        return describe_wait(self, self._p.delay, now)
 
 
 class Throttle:
-    """The slots of every host seen, created on first use."""
+    """The slots of every host seen, created on first use; ``max_limit`` requests in flight
+    per host at most."""
 
     def __init__(
         self,
@@ -232,27 +327,25 @@ class Throttle:
         *,
         max_concurrency: int,
         clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
     ) -> None:
         self.politeness = politeness
-        self._max_limit = min(politeness.per_host, max_concurrency)
-        self._clock = clock
-        self._rng = random.Random()
-        self.slots: dict[str, HostSlot] = {}
+        self.max_limit = min(politeness.per_host, max_concurrency)
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.slots: dict[str, Slot] = {}
 
-    def slot(self, host: str) -> HostSlot:
+    def slot(self, host: str) -> Slot:
         slot = self.slots.get(host)
         if slot is None:
             slot = self.slots[host] = HostSlot(
-                host, self.politeness, max_limit=self._max_limit, clock=self._clock, rng=self._rng
+                host, self.politeness, max_limit=self.max_limit, clock=self.clock, rng=self.rng
             )
         return slot
 
-    def now(self) -> float:
-        return self._clock()
-
     def reasons(self) -> dict[str, str]:
         """Host -> why it waits, for hosts that are held back now."""
-        now = self._clock()
+        now = self.clock()
         return {
             host: reason
             for host, slot in self.slots.items()

@@ -156,10 +156,8 @@ async def work(
         config.base_url, config=config, frontier=frontier, throttle=throttle, keep_pages=False
     )
     async with ctrl_c_stops(crawler, quiet=quiet), crawler:
-        try:
+        async with throttle:  # its heartbeat renews this worker's tokens while it crawls
             interrupted = await run_crawl(crawler, quiet=quiet)
-        finally:
-            await throttle.aclose()
         status = await frontier.status()
         if sinks and not interrupted:
             await write_pages(frontier.pages(), sinks)
