@@ -175,6 +175,7 @@ def test_a_schema_1_state_file_is_migrated_in_place(tmp_path: Path) -> None:
             "internal": True,
             "target_status": None,
             "target_error": None,
+            "target_error_kind": None,
         }
     ]
     assert main(["export", "v1.db", "-o", "pages.jsonl", "-q"]) == 0
@@ -186,7 +187,7 @@ def test_a_schema_1_state_file_is_migrated_in_place(tmp_path: Path) -> None:
         ["http://old.test/b"],
     )
     with sqlite3.connect(tmp_path / "v1.db") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert conn.execute("SELECT kind FROM links").fetchall() == [("a",)]
     conn.close()
 

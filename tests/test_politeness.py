@@ -83,6 +83,7 @@ async def test_every_fault_is_a_record_and_the_crawl_ends(
     for path in ("/private/secret", "/file.pdf", "/private/in-sitemap"):
         assert rec[path]["status"] is None
         assert rec[path]["error"] == "blocked by robots.txt"
+        assert rec[path]["error_kind"] == "blocked_robots"
         assert rec[path]["attempts"] == 0
     assert rec["/private/ok"]["status"] == 200
     # a redirect to a disallowed URL is checked before the hop is requested
@@ -101,22 +102,27 @@ async def test_every_fault_is_a_record_and_the_crawl_ends(
     assert (rec["/limited"]["status"], rec["/limited"]["attempts"]) == (200, 2)
     assert (rec["/flaky"]["status"], rec["/flaky"]["attempts"]) == (503, 2)
     assert rec["/flaky"]["error"] == "HTTP 503"
+    assert rec["/flaky"]["error_kind"] == "http_status"
     assert (rec["/down"]["status"], rec["/down"]["attempts"]) == (503, 2)
     assert state.hits["/down"] == 2
 
     # slow is fine; stalled, silent, trickling and reset servers time out or fail, retried
     assert rec["/slow"]["status"] == 200 and rec["/slow"]["error"] is None
+    assert rec["/slow"]["error_kind"] is None and rec["/slow"]["location"] is None
     for path in ("/stall", "/never", "/trickle"):
         assert rec[path]["error"] == "timeout", path
+        assert rec[path]["error_kind"] == "timeout", path
         assert rec[path]["attempts"] == 2
         assert state.hits[path] == 2
     assert rec["/reset"]["status"] is None
     assert "disconnected" in rec["/reset"]["error"] or "connection" in rec["/reset"]["error"]
+    assert rec["/reset"]["error_kind"] == "connect"
     assert rec["/reset"]["attempts"] == 2
 
     # bodies: a 4 GiB stream and a 256 MiB gzip bomb are cut at max_bytes decoded
     for path in ("/huge", "/bomb"):
         assert rec[path]["error"] == f"body cut at {1 << 20} bytes", path
+        assert rec[path]["error_kind"] == "too_large", path
         assert rec[path]["size_bytes"] == 1 << 20
     assert state.huge_bytes_sent < 64 << 20
     assert rec["/br"]["title"] == "brotli page" and rec["/br"]["error"] is None
@@ -141,11 +147,16 @@ async def test_every_fault_is_a_record_and_the_crawl_ends(
     assert rec["/chain/1"]["final_url"] == server.url + "/final"
     assert rec["/chain/1"]["status"] == 200
     assert "loop" in rec["/loop/a"]["error"]
+    assert rec["/loop/a"]["error_kind"] == "redirect_loop"
     assert rec["/hops/0"]["error"] == "more than 10 redirects"
+    assert rec["/hops/0"]["error_kind"] == "too_many_redirects"
     assert len(rec["/hops/0"]["redirects"]) == 10
     assert "/hops/11" not in seen
     assert "out of scope" in rec["/out"]["error"]
     assert "out of scope" in rec["/ftp"]["error"]
+    assert rec["/out"]["error_kind"] == rec["/ftp"]["error_kind"] == "redirect_out_of_scope"
+    assert rec["/out"]["location"] == "http://elsewhere.invalid/"
+    assert rec["/ftp"]["location"] is not None and rec["/ftp"]["location"].startswith("ftp:")
 
     # link traps: at most max_query_variants query strings per path
     assert len([p for p in seen if p.startswith("/calendar?")]) == 5
@@ -221,6 +232,7 @@ async def test_robots_status_semantics(serve: ServeFn, robots: int | None, fetch
         assert seen == ["/robots.txt", "/robots.txt"]
         assert rec["/"]["status"] is None
         assert rec["/"]["error"] == "robots.txt unreachable (HTTP 500)"
+        assert rec["/"]["error_kind"] == "robots_unreachable"
     if robots is None:
         assert seen[:2] == ["/robots.txt", "/robots-moved.txt"]
         assert rec["/private/secret"]["error"] == "blocked by robots.txt"

@@ -52,7 +52,14 @@ async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
         lang="en",
         hreflang=[("de", BASE + "de/a")],
     )
-    failed = Page(url=BASE + "c", depth=1, error="timeout")
+    failed = Page(
+        url=BASE + "c",
+        depth=1,
+        status=302,
+        error="redirect out of scope: https://other.test/",
+        error_kind="redirect_out_of_scope",
+        location="https://other.test/",
+    )
     async with SqliteFrontier(tmp_path / "s.db", base_url=BASE) as store:
         await store.add([req("a", 1), req("c", 1)])
         for stored in (page, failed):
@@ -70,7 +77,7 @@ async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
         images = conn.execute("SELECT page, position, src, alt FROM images").fetchall()
         assert images == [(1, 3, BASE + "i.png", None)]
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
 
 
 async def test_leases_of_a_dead_run_are_reclaimed_on_open(tmp_path: Path) -> None:
@@ -115,3 +122,67 @@ async def test_library_state_resumes_and_counts_max_pages_across_runs(
 def test_frontier_and_state_are_exclusive(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         AsyncCrawler("http://site.test/", frontier=MemoryFrontier(), state=tmp_path / "s.db")
+
+
+# A state file as sitecrawl wrote it with schema 2 (before error_kind and location).
+SCHEMA_2 = """
+PRAGMA application_id = 1396920919;
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE urls (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, url TEXT,
+    depth INTEGER NOT NULL, state INTEGER NOT NULL);
+CREATE INDEX urls_queue ON urls (depth, id) WHERE state = 0;
+CREATE TABLE pages (id INTEGER PRIMARY KEY, final_url TEXT, status INTEGER, content_type TEXT,
+    depth INTEGER NOT NULL, title TEXT, h1 TEXT, first_paragraph TEXT, meta_description TEXT,
+    canonical TEXT, image_urls TEXT NOT NULL, response_time_ms REAL, size_bytes INTEGER,
+    error TEXT, attempts INTEGER NOT NULL, redirects TEXT NOT NULL, in_sitemap INTEGER NOT NULL,
+    indexable INTEGER, links TEXT NOT NULL, word_count INTEGER, h2 TEXT, lang TEXT,
+    hreflang TEXT);
+CREATE VIEW links (source, position, target, text, rel, kind) AS
+    SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+           json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a')
+    FROM pages AS p, json_each(p.links) AS j;
+CREATE VIEW images (page, position, src, alt) AS
+    SELECT source, position, target, text FROM links WHERE kind = 'img';
+INSERT INTO meta VALUES ('base_url', 'http://site.test/'), ('created', 'x'), ('sitecrawl', '0');
+INSERT INTO urls VALUES (1, 'site.test/', 'http://site.test/', 0, 2),
+    (2, 'site.test/private', 'http://site.test/private', 1, 2),
+    (3, 'site.test/away', 'http://site.test/away', 1, 2),
+    (4, 'site.test/next', 'http://site.test/next', 1, 0);
+INSERT INTO pages VALUES
+    (1, 'http://site.test/', 200, 'text/html', 0, 'T', 'H', 'P', NULL, NULL, '[]', 1.0, 10,
+     NULL, 1, '[]', 0, 1, '[["http://site.test/away","Away",null,"a"]]', 3, '[]', 'en', '[]'),
+    (2, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, '[]', NULL, NULL,
+     'blocked by robots.txt', 0, '[]', 0, NULL, '[]', NULL, '[]', NULL, '[]'),
+    (3, 'http://site.test/away', 302, NULL, 1, NULL, NULL, NULL, NULL, NULL, '[]', 2.0, NULL,
+     'redirect out of scope: https://other.test/', 1, '[]', 0, NULL, '[]', NULL, '[]', NULL,
+     '[]');
+PRAGMA user_version = 2;
+"""
+
+
+async def test_a_schema_2_state_file_is_migrated_to_3_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA_2)
+    conn.close()
+    async with SqliteFrontier(path, base_url=BASE) as store:
+        old = {page.url: page for page in store.pages()}
+        assert old[BASE].title == "T" and old[BASE].error is None
+        assert old[BASE].outgoing_links == [BASE + "away"]
+        assert old[BASE + "private"].error == "blocked by robots.txt"
+        request = await store.next()  # the queue survived: the crawl resumes
+        assert request is not None and request.url == BASE + "next"
+        await store.mark_done(
+            request,
+            Page(url=request.url, status=None, error="timeout", error_kind="timeout", depth=1),
+        )
+    async with SqliteFrontier(path, create=False) as store:
+        pages = {page.url: page for page in store.pages()}
+    assert (pages[BASE + "next"].error, pages[BASE + "next"].error_kind) == ("timeout", "timeout")
+    assert pages[BASE].error_kind is None
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
+        assert columns[-2:] == ["error_kind", "location"]
+        assert conn.execute("SELECT count(*) FROM links").fetchone() == (1,)
+    conn.close()

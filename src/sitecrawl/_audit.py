@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
+from ._exceptions import RedirectOutOfScope
 from ._sitedata import Hop, ImageRow, LinkKind, LinkRow, PageRow
 from ._urls import url_key
 
 TextField: TypeAlias = Literal["title", "h1", "meta_description"]
 TEXT_FIELDS: tuple[TextField, ...] = ("title", "h1", "meta_description")
 
-#: How a page record's error starts when its redirect left the crawl's scope (not broken).
-OUT_OF_SCOPE = "redirect out of scope"
 DEFAULT_SLOW_MS = 1000.0
 DEFAULT_SLOW_LIMIT = 100
 
@@ -162,14 +161,14 @@ def page_key(url: str) -> str:
     return url_key(url) if "://" in url else url
 
 
-def _is_broken(status: int | None, error: str | None) -> bool:
+def _is_broken(status: int | None, error: str | None, error_kind: str | None) -> bool:
     """4xx/5xx; no response (DNS, refused, timeout, robots); or a redirect that went nowhere
     (a loop, too many hops), but not one that merely left the site."""
     if status is not None and status >= 400:
         return True
     if error is None:
         return False
-    return status is None or (300 <= status < 400 and not error.startswith(OUT_OF_SCOPE))
+    return status is None or (300 <= status < 400 and error_kind != RedirectOutOfScope.kind)
 
 
 def referrers_by_key(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]]:
@@ -193,10 +192,10 @@ def _broken_links(
         key = page_key(link.target_url)
         if key in broken:
             continue
-        status, error = link.status, link.error
+        status, error, kind = link.status, link.error, link.error_kind
         if status is None and error is None and (page := by_key.get(key)) is not None:
-            status, error = page.status, page.error
-        if _is_broken(status, error):
+            status, error, kind = page.status, page.error, page.error_kind
+        if _is_broken(status, error, kind):
             broken[key] = BrokenLink(
                 target_url=link.target_url,
                 status=status,

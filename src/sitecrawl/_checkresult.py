@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ._audit import (
-    OUT_OF_SCOPE,
     BrokenLink,
     RedirectChain,
     Referrer,
@@ -28,6 +27,7 @@ from ._audit import (
     page_key,
     referrers_by_key,
 )
+from ._exceptions import RedirectOutOfScope
 from ._linkcheck import TargetStatus
 from ._models import Page
 from ._tables import site_rows
@@ -65,9 +65,9 @@ def check_outcome(
     *,
     fail_on_redirect: bool = False,
 ) -> CheckOutcome:
-    def target_status(url: str) -> tuple[int | None, str | None] | None:
+    def target_status(url: str) -> tuple[int | None, str | None, str | None] | None:
         found = checked.get(url)
-        return None if found is None else (found.status, found.error)
+        return None if found is None else (found.status, found.error, found.error_kind)
 
     rows = site_rows(pages, base_url, target_status=target_status)
     findings = audit(rows.pages, rows.links, rows.images, start_url=base_url)
@@ -84,14 +84,12 @@ def check_outcome(
     for page in pages:  # redirects that left the site: a warning, the target is not checked
         key = page_key(page.url)
         if (
-            page.error is not None
-            and page.error.startswith(OUT_OF_SCOPE)
+            page.error_kind == RedirectOutOfScope.kind
             and page.status is not None
             and key in referrers
         ):
-            location = page.error.partition(": ")[2] or None
             hops = (*page.redirects, (page.final_url or page.url, page.status))
-            redirects[key] = RedirectChain(page.url, hops, location, None, referrers[key])
+            redirects[key] = RedirectChain(page.url, hops, page.location, None, referrers[key])
     for url, status in checked.items():
         key = page_key(url)
         if status.hops and not status.broken and key in referrers:

@@ -28,7 +28,7 @@ from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError
 from ._fetcher import Fetcher
 from ._models import Page, Request
-from ._pagejob import BLOCKED, PageJob, PoliteClient
+from ._pagejob import PageJob, PoliteClient
 from ._parsing import Parser
 from ._robots import RobotsCache, RobotsRules, product_token
 from ._sitemaps import discover
@@ -320,7 +320,7 @@ class AsyncCrawler(CourseAPI):
         stats.pages += 1
         stats.statuses[page.status] += 1
         stats.retries = self._client.retries
-        if page.error == BLOCKED:
+        if page.error_kind == BlockedByRobots.kind:
             stats.blocked += 1
         self._keep(request.key, page)
         if page.error is not None:

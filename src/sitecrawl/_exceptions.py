@@ -8,22 +8,38 @@
     ├── StateError                 a crawl state file sitecrawl cannot use: corrupt, locked by a
     │                              running crawl, not a sitecrawl file, a newer schema, made for
     │                              another site; carries ``path=``
-    ├── ParseError                 a fetched body the HTML parser could not read; carries ``url=``
-    └── FetchError                 one page could not be fetched; carries ``url=``
-        ├── HTTPStatusError        the server answered with status >= 400; carries ``status=``
-        ├── NotHTMLError           the body is not HTML; carries ``content_type=``
-        ├── FetchTimeout           connect or total timeout
-        ├── ConnectError           DNS, refused or reset connection, TLS failure
-        ├── TooManyRedirects       more hops than allowed, or a redirect loop
-        ├── RedirectOutOfScope     a redirect leaves the crawl's scope (or http/https)
-        ├── BlockedByRobots        robots.txt disallows the URL, or is unreachable (5xx)
-        └── ProtocolError          a malformed response the client could not read
+    ├── ParseError                 parse                  a fetched body the HTML parser could
+    │                                                     not read; carries ``url=``
+    └── FetchError                 fetch                  one page could not be fetched (or only
+        │                                                 in part); carries ``url=``, ``status=``
+        ├── HTTPStatusError        http_status            the server answered with status >= 400
+        ├── NotHTMLError           not_html               the body is not HTML; carries
+        │                                                 ``content_type=``
+        ├── BodyTooLarge           too_large              the body was cut at ``Limits.max_bytes``
+        │                                                 (the page keeps what was read)
+        ├── FetchTimeout           timeout                connect or total timeout
+        ├── ConnectError           connect                refused or reset connection, TLS failure
+        │   └── DNSError           dns                    the host name does not resolve
+        ├── TooManyRedirects       too_many_redirects     more hops than ``Limits.max_redirects``
+        │   └── RedirectLoop       redirect_loop          a redirect back to a URL of its chain
+        ├── RedirectOutOfScope     redirect_out_of_scope  a redirect leaves the crawl's scope (or
+        │                                                 http/https); carries ``location=``
+        ├── BlockedByRobots        blocked_robots         robots.txt disallows the URL
+        │   └── RobotsUnreachable  robots_unreachable     the host's robots.txt answered 5xx or
+        │                                                 could not be reached: disallow for now
+        └── ProtocolError          protocol               a malformed response the client could
+                                                          not read
 
-Every exception keeps keyword context (``url``, ``status``, ...) and a short ``str()`` fit to be
-stored in a page record's ``error`` field.
+The middle column is each class's :attr:`~FetchError.kind`: a stable name for the failure, which
+a page record keeps in ``error_kind`` beside ``error``, the short ``str()`` of the exception for
+people to read. Code compares kinds (``page.error_kind == RedirectOutOfScope.kind``), never the
+message. :data:`ERROR_KINDS` maps every kind to its class. Every exception keeps keyword context
+(``url``, ``status``, ...).
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 
 class SitecrawlError(Exception):
@@ -43,6 +59,8 @@ class ConfigError(SitecrawlError, ValueError):
 class ParseError(SitecrawlError):
     """Parsing one page failed; the page is recorded with this error, the crawl goes on."""
 
+    kind: ClassVar[str] = "parse"
+
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
@@ -59,6 +77,9 @@ class StateError(SitecrawlError):
 class FetchError(SitecrawlError):
     """``status`` is the last HTTP status seen, when a response arrived at all."""
 
+    #: The failure's stable name, recorded as a page's ``error_kind`` (see the tree above).
+    kind: ClassVar[str] = "fetch"
+
     def __init__(self, message: str, *, url: str, status: int | None = None) -> None:
         super().__init__(message)
         self.url = url
@@ -66,38 +87,82 @@ class FetchError(SitecrawlError):
 
 
 class HTTPStatusError(FetchError):
+    kind = "http_status"
+
     def __init__(self, message: str, *, url: str, status: int) -> None:
         super().__init__(message, url=url, status=status)
 
 
 class NotHTMLError(FetchError):
+    kind = "not_html"
+
     def __init__(self, message: str, *, url: str, status: int, content_type: str | None) -> None:
         super().__init__(message, url=url, status=status)
         self.content_type = content_type
 
 
+class BodyTooLarge(FetchError):
+    """The body went past the size cap; what was read up to it is kept and parsed."""
+
+    kind = "too_large"
+
+
 class FetchTimeout(FetchError):
-    pass
+    kind = "timeout"
 
 
 class ConnectError(FetchError):
-    pass
+    kind = "connect"
+
+
+class DNSError(ConnectError):
+    kind = "dns"
 
 
 class TooManyRedirects(FetchError):
-    pass
+    kind = "too_many_redirects"
+
+
+class RedirectLoop(TooManyRedirects):
+    kind = "redirect_loop"
 
 
 class RedirectOutOfScope(FetchError):
+    kind = "redirect_out_of_scope"
+
     def __init__(self, message: str, *, url: str, status: int, location: str) -> None:
         super().__init__(message, url=url, status=status)
         self.location = location
 
 
 class BlockedByRobots(FetchError):
-    """Not fetched: robots.txt forbids it (``str()`` is ``blocked by robots.txt``), or the
-    host's robots.txt answered 5xx / could not be reached, which means disallow for now."""
+    """Not fetched: robots.txt forbids it (``str()`` is ``blocked by robots.txt``)."""
+
+    kind = "blocked_robots"
+
+
+class RobotsUnreachable(BlockedByRobots):
+    """Not fetched: the host's robots.txt answered 5xx or could not be reached, which means
+    disallow for now."""
+
+    kind = "robots_unreachable"
 
 
 class ProtocolError(FetchError):
-    pass
+    kind = "protocol"
+
+
+def _kinds() -> dict[str, type[FetchError | ParseError]]:
+    found: dict[str, type[FetchError | ParseError]] = {ParseError.kind: ParseError}
+
+    def walk(cls: type[FetchError]) -> None:
+        found[cls.kind] = cls
+        for sub in cls.__subclasses__():
+            walk(sub)
+
+    walk(FetchError)
+    return found
+
+
+#: Every error kind -> its exception class, in the order of the tree above.
+ERROR_KINDS: dict[str, type[FetchError | ParseError]] = _kinds()

@@ -11,6 +11,7 @@ are accepted), so a compression bomb cannot blow memory.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,9 +24,11 @@ from yarl import URL
 from ._config import CrawlConfig
 from ._exceptions import (
     ConnectError,
+    DNSError,
     FetchError,
     FetchTimeout,
     ProtocolError,
+    RedirectLoop,
     RedirectOutOfScope,
     TooManyRedirects,
 )
@@ -35,6 +38,10 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 _CHUNK = 1 << 16
+# aiohttp >= 3.10 says when a name did not resolve; before, its os_error is a gaierror.
+_DNS_ERRORS: tuple[type[Exception], ...] = tuple(
+    filter(None, [getattr(aiohttp, "ClientConnectorDNSError", None)])
+)
 
 
 @dataclass(slots=True)
@@ -76,7 +83,8 @@ def _map_errors(url: str) -> Iterator[None]:
         raise FetchTimeout("timeout", url=url) from exc
     except aiohttp.ClientConnectorError as exc:
         reason = (exc.os_error.strerror or str(exc.os_error)) if exc.os_error else str(exc)
-        raise ConnectError(f"connection failed: {reason}", url=url) from exc
+        dns = isinstance(exc, _DNS_ERRORS) or isinstance(exc.os_error, socket.gaierror)
+        raise (DNSError if dns else ConnectError)(f"connection failed: {reason}", url=url) from exc
     except aiohttp.ServerDisconnectedError as exc:
         raise ConnectError("server disconnected", url=url) from exc
     except aiohttp.ClientOSError as exc:
@@ -196,7 +204,7 @@ class RedirectTrail:
                 f"redirect out of scope: {location}", url=current, status=status, location=location
             )
         if target in self._visited:
-            raise TooManyRedirects(f"redirect loop at {target}", url=current, status=status)
+            raise RedirectLoop(f"redirect loop at {target}", url=current, status=status)
         if len(self.hops) >= self._max:
             raise TooManyRedirects(f"more than {self._max} redirects", url=current, status=status)
         self.hops.append((current, status))

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from ._config import CrawlConfig
-from ._exceptions import BlockedByRobots, FetchError, FetchTimeout
+from ._exceptions import (
+    BlockedByRobots,
+    FetchError,
+    FetchTimeout,
+    HTTPStatusError,
+    RobotsUnreachable,
+)
 from ._fetcher import Fetcher, RedirectTrail, Response
 from ._pagejob import BLOCKED, PoliteClient
 from ._robots import RobotsCache, RobotsRules, product_token
@@ -32,8 +38,9 @@ HEAD_REFUSED = frozenset({405, 501})
 @dataclass(frozen=True, slots=True)
 class TargetStatus:
     """How one URL answered: ``status`` of the last response (None when none came),
-    ``error`` (None when it answered below 400), the redirect ``hops`` followed and where
-    they ended, the method that gave the answer and the attempts of its last request."""
+    ``error`` (None when it answered below 400) and its ``error_kind``, the redirect ``hops``
+    followed and where they ended, the method that gave the answer and the attempts of its
+    last request."""
 
     url: str
     status: int | None
@@ -42,6 +49,19 @@ class TargetStatus:
     final_url: str | None = None
     method: str = "HEAD"
     attempts: int = 0
+    error_kind: str | None = None
+
+    @classmethod
+    def failed(
+        cls,
+        url: str,
+        exc: FetchError,
+        hops: tuple[tuple[str, int], ...],
+        final_url: str,
+        method: str,
+        attempts: int,
+    ) -> TargetStatus:
+        return cls(url, exc.status, str(exc), hops, final_url, method, attempts, exc.kind)
 
     @property
     def broken(self) -> bool:
@@ -99,37 +119,38 @@ class LinkChecker:
                 workers.create_task(worker())
         return found
 
-    async def _blocked(self, url: str) -> str | None:
+    async def _blocked(self, url: str) -> BlockedByRobots | None:
         """Why robots.txt keeps us from ``url`` (in scope only), or None."""
         if self._robots is None or not self._scope.contains(url):
             return None
         rules = self._robots.cached(url) or await self._robots.rules(url)
         if rules.reason is not None:
-            return rules.reason
-        return None if rules.allowed(url) else BLOCKED
+            return RobotsUnreachable(rules.reason, url=url)
+        return None if rules.allowed(url) else BlockedByRobots(BLOCKED, url=url)
 
     async def check_one(self, url: str) -> TargetStatus:
         trail = RedirectTrail(url, scope=None, max_redirects=self._config.limits.max_redirects)
         method = "HEAD"
         while True:
             current, hops = trail.current, tuple(trail.hops)
-            if (reason := await self._blocked(current)) is not None:
-                return TargetStatus(url, None, reason, hops, current, method, 0)
+            if (blocked := await self._blocked(current)) is not None:
+                return TargetStatus.failed(url, blocked, hops, current, method, 0)
             result, attempts = await self._client.get(current, method=method, max_bytes=1)
             if method == "HEAD" and _head_refused(result):
                 method = "GET"
                 continue
             if isinstance(result, FetchError):
-                return TargetStatus(
-                    url, result.status, str(result), hops, current, method, attempts
-                )
+                return TargetStatus.failed(url, result, hops, current, method, attempts)
+            status = result.status
             if result.location is None:
-                error = f"HTTP {result.status}" if result.status >= 400 else None
-                return TargetStatus(url, result.status, error, hops, current, method, attempts)
+                if status >= 400:
+                    exc = HTTPStatusError(f"HTTP {status}", url=current, status=status)
+                    return TargetStatus.failed(url, exc, hops, current, method, attempts)
+                return TargetStatus(url, status, None, hops, current, method, attempts)
             try:
-                trail.follow(result.status, result.location)
+                trail.follow(status, result.location)
             except FetchError as exc:  # a loop, too many hops, or not http(s)
-                return TargetStatus(url, result.status, str(exc), hops, current, method, attempts)
+                return TargetStatus.failed(url, exc, hops, current, method, attempts)
 
 
 def _head_refused(result: Response | FetchError) -> bool:

@@ -29,14 +29,18 @@ class Page:
     """What sitecrawl records for one crawled URL, failures included.
 
     ``status`` is None when no HTTP response arrived (timeout, refused connection) or the URL
-    was not fetched (``error`` ``"blocked by robots.txt"``); ``error`` is None on success, else
-    a short message. ``attempts`` counts the tries of the last request (1 + retries; 0 when
-    nothing was sent); ``redirects`` is the chain followed, ``[(url, status), ...]``;
-    ``in_sitemap`` says whether the URL was listed in a sitemap; ``indexable`` is False for a
-    ``noindex`` page (``<meta name="robots">`` or ``X-Robots-Tag``), None when no HTML page
-    was read. ``word_count`` counts the words of the body's text (scripts and styles left
-    out), ``h2`` lists the ``<h2>`` texts, ``lang`` is ``<html lang>``, ``hreflang`` the
-    ``<link rel="alternate" hreflang>`` pairs ``[(lang, url), ...]``.
+    was not fetched (``error_kind`` ``"blocked_robots"``); ``error`` is None on success, else
+    a short message for people, and ``error_kind`` the failure's stable name for code (the
+    :attr:`~sitecrawl.FetchError.kind` of its exception class: ``timeout``, ``http_status``,
+    ...). ``location`` is where a redirect that left the crawl's scope pointed (the
+    ``Location`` header, as sent; kind ``redirect_out_of_scope``). ``attempts`` counts the
+    tries of the last request (1 + retries; 0 when nothing was sent); ``redirects`` is the
+    chain followed, ``[(url, status), ...]``; ``in_sitemap`` says whether the URL was listed
+    in a sitemap; ``indexable`` is False for a ``noindex`` page (``<meta name="robots">`` or
+    ``X-Robots-Tag``), None when no HTML page was read. ``word_count`` counts the words of the
+    body's text (scripts and styles left out), ``h2`` lists the ``<h2>`` texts, ``lang`` is
+    ``<html lang>``, ``hreflang`` the ``<link rel="alternate" hreflang>`` pairs
+    ``[(lang, url), ...]``.
     """
 
     url: str
@@ -54,6 +58,8 @@ class Page:
     response_time_ms: float | None = None
     size_bytes: int | None = None
     error: str | None = None
+    error_kind: str | None = None
+    location: str | None = None
     attempts: int = 0
     redirects: list[tuple[str, int]] = field(default_factory=list)
     in_sitemap: bool = False

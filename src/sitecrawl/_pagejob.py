@@ -17,11 +17,15 @@ from collections.abc import Awaitable, Callable
 from ._config import CrawlConfig
 from ._exceptions import (
     BlockedByRobots,
+    BodyTooLarge,
     ConnectError,
     FetchError,
     FetchTimeout,
+    HTTPStatusError,
     ParseError,
     ProtocolError,
+    RedirectOutOfScope,
+    RobotsUnreachable,
 )
 from ._extract import Extracted
 from ._fetcher import Fetcher, RedirectTrail, Response
@@ -40,6 +44,9 @@ from ._urls import Scope, split_host
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
 BLOCKED = "blocked by robots.txt"
+#: What the parser's result gives the page record: every :class:`Extracted` field the record
+#: has too, by name (the rest, ``follow_links`` and ``robots_meta``, only steer the crawl).
+EXTRACTED_FIELDS = tuple(name for name in Extracted.__slots__ if name in Page.__slots__)
 #: ``(body, charset, url) -> Extracted``: decoding and parsing, wherever they run.
 ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
 
@@ -143,6 +150,15 @@ class PoliteClient:
                 return None
 
 
+def failed(page: Page, exc: FetchError | ParseError) -> None:
+    """Record ``exc`` in ``page``: its message, its kind, and where an out-of-scope redirect
+    pointed."""
+    page.error = str(exc)
+    page.error_kind = exc.kind
+    if isinstance(exc, RedirectOutOfScope):
+        page.location = exc.location
+
+
 class PageJob:
     """Turns a frontier request into a page record and the links to follow from it."""
 
@@ -162,14 +178,14 @@ class PageJob:
         self._token = product_token(config.user_agent)
 
     async def allowed(self, url: str) -> bool:
-        """True when robots.txt lets us fetch ``url``; raises :class:`BlockedByRobots` when the
-        host's robots.txt is unreachable (disallow for now)."""
+        """True when robots.txt lets us fetch ``url``; raises :class:`RobotsUnreachable` when
+        the host's robots.txt is unreachable (disallow for now)."""
         robots = self._robots
         if robots is None:
             return True
         rules = robots.cached(url) or await robots.rules(url)
         if rules.reason is not None:
-            raise BlockedByRobots(rules.reason, url=url)
+            raise RobotsUnreachable(rules.reason, url=url)
         return rules.allowed(url)
 
     def trail(self, url: str) -> RedirectTrail:
@@ -201,7 +217,7 @@ class PageJob:
         except FetchError as exc:
             page.attempts = trail.attempts
             page.status = exc.status
-            page.error = str(exc)
+            failed(page, exc)
             page.redirects = trail.hops
             if trail.hops:
                 page.final_url = trail.current
@@ -217,31 +233,23 @@ class PageJob:
         page.content_type = response.content_type
         page.response_time_ms = response.elapsed_ms
         page.size_bytes = response.size_bytes
-        if response.status >= 400:
-            page.error = f"HTTP {response.status}"
-        if response.body is None or response.status >= 300:
+        status = response.status
+        if status >= 400:
+            failed(page, HTTPStatusError(f"HTTP {status}", url=page.url, status=status))
+        if response.body is None or status >= 300:
             return []
         try:
             data = await self._parse(response.body, response.charset, response.url)
         except ParseError as exc:
-            page.error = str(exc)
+            failed(page, exc)
             return []
-        page.title = data.title
-        page.h1 = data.h1
-        page.first_paragraph = data.first_paragraph
-        page.meta_description = data.meta_description
-        page.canonical = data.canonical
-        page.outgoing_links = data.outgoing_links
-        page.image_urls = data.image_urls
-        page.links = data.links
-        page.word_count = data.word_count
-        page.h2 = data.h2
-        page.lang = data.lang
-        page.hreflang = data.hreflang
+        for name in EXTRACTED_FIELDS:
+            setattr(page, name, getattr(data, name))
         directives = page_directives(data.robots_meta, response.robots_tag, self._token)
         page.indexable = not directives.noindex
         if response.truncated:
-            page.error = f"body cut at {self._config.limits.max_bytes} bytes"
+            cap = self._config.limits.max_bytes
+            failed(page, BodyTooLarge(f"body cut at {cap} bytes", url=page.url, status=status))
         if directives.nofollow:
             return []
         if self._config.politeness.follow_nofollow:

@@ -46,6 +46,8 @@ class PageRow:
     response_time_ms: float | None = None
     size_bytes: int | None = None
     error: str | None = None
+    error_kind: str | None = None
+    location: str | None = None
     in_sitemap: bool | None = None
     indexable: bool | None = None
     word_count: int | None = None
@@ -79,6 +81,8 @@ class PageRow:
             response_time_ms=_opt_float(row.get("response_time_ms")),
             size_bytes=_opt_int(row.get("size_bytes")),
             error=_opt_str(row.get("error")),
+            error_kind=_opt_str(row.get("error_kind")),
+            location=_opt_str(row.get("location")),
             in_sitemap=_opt_bool(row.get("in_sitemap")),
             indexable=_opt_bool(row.get("indexable")),
             word_count=_opt_int(row.get("word_count")),
@@ -90,8 +94,8 @@ class PageRow:
 class LinkRow:
     """One link found on a crawled page.
 
-    ``status`` and ``error`` describe the target when the link itself was checked (external
-    links); otherwise the audit looks the target up among the pages.
+    ``status``, ``error`` and ``error_kind`` describe the target when the link itself was
+    checked (external links); otherwise the audit looks the target up among the pages.
     """
 
     source_url: str
@@ -102,6 +106,7 @@ class LinkRow:
     kind: LinkKind = "a"
     status: int | None = None
     error: str | None = None
+    error_kind: str | None = None
 
     @classmethod
     def from_mapping(cls, row: Mapping[str, Any]) -> LinkRow:
@@ -117,6 +122,7 @@ class LinkRow:
             kind=kind,  # checked against LINK_KINDS above
             status=_opt_int(row.get("status")),
             error=_opt_str(row.get("error")),
+            error_kind=_opt_str(row.get("error_kind")),
         )
 
 

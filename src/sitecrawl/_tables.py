@@ -72,6 +72,7 @@ LINKS = TableSpec(
         ("internal", "bool"),
         ("target_status", "int"),
         ("target_error", "str"),
+        ("target_error_kind", "str"),
     ),
 )
 REDIRECTS = TableSpec(
@@ -144,6 +145,7 @@ def _link_rows(pages: Sequence[Page], base_url: str) -> Iterator[Row]:
                 "internal": internal(url),
                 "target_status": None if target is None else target.status,
                 "target_error": None if target is None else target.error,
+                "target_error_kind": None if target is None else target.error_kind,
             }
 
 
@@ -173,10 +175,11 @@ def site_rows(
     pages: Sequence[Page],
     base_url: str,
     *,
-    target_status: Callable[[str], tuple[int | None, str | None] | None] | None = None,
+    target_status: Callable[[str], tuple[int | None, str | None, str | None] | None] | None = None,
 ) -> SiteRows:
-    """The audit's rows of a crawl. ``target_status(url)`` gives ``(status, error)`` for link
-    targets checked apart from the crawl (external URLs, resources), else None.
+    """The audit's rows of a crawl. ``target_status(url)`` gives ``(status, error,
+    error_kind)`` for link targets checked apart from the crawl (external URLs, resources),
+    else None.
 
     The links of a page that redirected are the links of the page it ended on: they count
     from that URL, and not at all when that page was crawled at its own URL too."""
@@ -192,7 +195,7 @@ def site_rows(
             source = page.final_url
         for url, text, rel, kind in page.links:
             checked = target_status(url) if target_status is not None else None
-            status, error = checked if checked is not None else (None, None)
+            status, error, error_kind = checked if checked is not None else (None, None, None)
             links.append(
                 LinkRow(
                     source_url=source,
@@ -203,6 +206,7 @@ def site_rows(
                     kind=_kind(kind),
                     status=status,
                     error=error,
+                    error_kind=error_kind,
                 )
             )
             if kind == "img":

@@ -188,7 +188,7 @@ class SqliteFrontier(Frontier):
             assert self.base_url is not None
             create(conn, self.base_url)
         elif self._version < SCHEMA_VERSION:
-            migrate(conn)
+            migrate(conn, self._version)
         conn.execute("BEGIN")
         self.reclaimed = conn.execute("UPDATE urls SET state = 0 WHERE state = 1").rowcount
         conn.execute("COMMIT")
@@ -284,7 +284,7 @@ class SqliteFrontier(Frontier):
             else:
                 conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
                 conn.execute(
-                    f"INSERT INTO pages (id, {PAGE_COLUMNS}) VALUES ({', '.join('?' * 23)})",
+                    f"INSERT INTO pages (id, {PAGE_COLUMNS}) VALUES ({', '.join('?' * 25)})",
                     (
                         lease,
                         page.final_url,
@@ -309,6 +309,8 @@ class SqliteFrontier(Frontier):
                         _dumps(page.h2),
                         page.lang,
                         _dumps(page.hreflang),
+                        page.error_kind,
+                        page.location,
                     ),
                 )
                 self._done += 1
@@ -394,6 +396,8 @@ class SqliteFrontier(Frontier):
                     h2=_loads(row[21]) if row[21] else [],
                     lang=row[22],
                     hreflang=[(lang, url) for lang, url in _loads(row[23] or "[]")],
+                    error_kind=row[24],
+                    location=row[25],
                 )
 
     def meta(self) -> dict[str, str]:

@@ -11,7 +11,7 @@ from .._exceptions import StateError
 from .._version import __version__
 
 APPLICATION_ID = 0x53435257  # "SCRW"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -46,7 +46,9 @@ CREATE TABLE pages (
     word_count INTEGER,
     h2 TEXT,
     lang TEXT,
-    hreflang TEXT
+    hreflang TEXT,
+    error_kind TEXT,
+    location TEXT
 );
 """
 # Views: recreated by the migration from schema 1.
@@ -65,6 +67,10 @@ ALTER TABLE pages ADD COLUMN lang TEXT;
 ALTER TABLE pages ADD COLUMN hreflang TEXT;
 DROP VIEW links;
 """
+MIGRATE_FROM_2 = """
+ALTER TABLE pages ADD COLUMN error_kind TEXT;
+ALTER TABLE pages ADD COLUMN location TEXT;
+"""
 LEASE_NEXT = (
     "UPDATE urls SET state = 1 WHERE id ="
     " (SELECT id FROM urls WHERE state = 0 ORDER BY depth, id LIMIT 1)"
@@ -73,7 +79,7 @@ LEASE_NEXT = (
 PAGE_COLUMNS = (
     "final_url, status, content_type, depth, title, h1, first_paragraph, meta_description, "
     "canonical, image_urls, response_time_ms, size_bytes, error, attempts, redirects, "
-    "in_sitemap, indexable, links, word_count, h2, lang, hreflang"
+    "in_sitemap, indexable, links, word_count, h2, lang, hreflang, error_kind, location"
 )
 
 
@@ -127,10 +133,13 @@ def create(conn: sqlite3.Connection, base_url: str) -> None:
     conn.execute("COMMIT")
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Schema 1 -> 2 in one transaction (columns added, views recreated, no row rewritten)."""
+def migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Schema 1 or 2 -> 3 in one transaction (columns added, views recreated, no row
+    rewritten)."""
     conn.execute("BEGIN")
-    _run_script(conn, MIGRATE_FROM_1 + VIEWS)
+    if version < 2:
+        _run_script(conn, MIGRATE_FROM_1 + VIEWS)
+    _run_script(conn, MIGRATE_FROM_2)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     conn.execute("COMMIT")
 
