@@ -1,63 +1,66 @@
-"""The compiled word counter against its Python twin and an independent oracle."""
+"""The compiled word counter against its Python twin and the definition, ``str.split()``."""
 
 from __future__ import annotations
 
 import random
-import re
+import sys
+from collections.abc import Callable
 
 import pytest
 
 from sitecrawl import _words
+from speedups import require_speedups
 
-# The oracle: a word is a run of characters that are not ASCII whitespace.
-_WORD = re.compile(r"[^\t\n\x0b\x0c\r ]+")
+#: Every character ``str.split()`` splits on (29 of them).
+UNICODE_SPACES = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
 
-# Every storage width of str (1, 2 and 4 bytes a character), whitespace that is not ASCII
-# (which joins words here), a lone surrogate, and the control characters str.split() would
-# also split on but ASCII whitespace does not include.
-_ALPHABET = [
-    *"ab \t\n\x0b\x0c\r",
-    *"\x1c\x1f\x85\xa0\xe9",
-    *"\u2003\u3000\u00e9\u4e2d",
-    "\U0001f600",
-    "\ud800",
+# One alphabet per storage width of str (1 byte ASCII, 1 byte Latin-1, 2 and 4 bytes a
+# character), each with every whitespace character that width can hold, and letters,
+# ASCII controls that are not whitespace, and a lone surrogate.
+_LATIN1_SPACES = "".join(c for c in UNICODE_SPACES if ord(c) < 256)
+_ALPHABETS = [
+    "ab\x00\x08\x0e\x1b\x7f" + "".join(c for c in UNICODE_SPACES if ord(c) < 128),
+    "ab\x1b\xe9\xff\x84\x86\x9f\xa1" + _LATIN1_SPACES,
+    "ab\u4e2d\u2019\u200b\u200c\u2027\u202a\u205e\u2060\u3001\u167f\u1681\ufeff" + UNICODE_SPACES,
+    "ab\U0001f600\ud800\u4e2d\U00012000\U00102000" + UNICODE_SPACES,
 ]
 
 
 def _texts() -> list[str]:
     rng = random.Random(6)
     texts = ["", " ", "a", " a", "a ", "\t\n", "one  two\tthree\nfour", "x" * 1000]
-    for size in (1, 2, 3, 7, 64, 5000):
-        for _ in range(40):
-            texts.append("".join(rng.choices(_ALPHABET, k=size)))
-    # Narrow alphabets so each storage width is exercised on its own, long enough to run
-    # the vectorized part of the loop and its tail.
-    for alphabet in (" ab\t", " ab\u4e2d\u3000", " ab\U0001f600\xa0"):
-        for size in (15, 16, 17, 31, 33, 4099):
-            texts.append("".join(rng.choices(alphabet, k=size)))
+    texts += [f"a{space}b" for space in UNICODE_SPACES]
+    texts += [space for space in UNICODE_SPACES] + [UNICODE_SPACES, "a" + UNICODE_SPACES]
+    for alphabet in _ALPHABETS:
+        # Sizes around the compiled loop's blocks (256 characters) and vector widths.
+        for size in (1, 2, 3, 7, 15, 16, 17, 31, 33, 64, 255, 256, 257, 513, 5000):
+            for _ in range(10):
+                texts.append("".join(rng.choices(alphabet, k=size)))
+        # Long runs of one kind: words longer than a block, spaces longer than a block.
+        texts.append("a" * 300 + alphabet[-1] * 300 + "b" * 300)
     return texts
 
 
-def test_the_compiled_counter_is_built() -> None:
-    """CI builds the C module (pip compiles it at install); losing it silently would cost
-    the crawl ~15-20 % of its pages/s."""
+def _compiled() -> Callable[[str], int]:
+    require_speedups()
     from sitecrawl._speedups import count_words
 
-    assert _words.count_words is count_words
+    return count_words
+
+
+def test_the_compiled_counter_is_used() -> None:
+    """Losing it silently would cost the crawl a part of its pages/s."""
+    assert _words.count_words is _compiled()
 
 
 @pytest.mark.parametrize("name", ["compiled", "python"])
-def test_counts_runs_between_ascii_whitespace(name: str) -> None:
-    if name == "compiled":
-        from sitecrawl._speedups import count_words
-    else:
-        count_words = _words.count_words_py
+def test_counts_words_as_str_split_does(name: str) -> None:
+    count_words = _compiled() if name == "compiled" else _words.count_words_py
     for text in _texts():
-        assert count_words(text) == len(_WORD.findall(text)), repr(text[:80])
+        assert count_words(text) == len(text.split()), repr(text[:80])
 
 
 def test_the_compiled_counter_takes_only_str() -> None:
-    from sitecrawl._speedups import count_words
-
+    count_words = _compiled()
     with pytest.raises(TypeError, match="takes a str, not bytes"):
         count_words(b"two words")  # type: ignore[arg-type]

@@ -358,9 +358,9 @@ _NOT_TEXT = ["script", "style", "noscript", "template"]
 
 
 def _word_count(tree: LexborHTMLParser) -> int:
-    """Words of the body's text (runs between ASCII whitespace; scripts, styles, noscript and
-    templates left out, which this strips from the tree). Text nodes are joined with a space:
-    ``a<b>b</b>`` is two words."""
+    """Words of the body's text (runs between whitespace, as ``str.split()`` reads them;
+    scripts, styles, noscript and templates left out, which this strips from the tree). Text
+    nodes are joined with a space: ``a<b>b</b>`` is two words."""
     body = tree.body
     if body is None:
         return 0
