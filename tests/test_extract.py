@@ -179,7 +179,9 @@ def test_every_link_kind_images_with_alt_and_page_fields_in_one_parse() -> None:
     assert (plain.h2, plain.hreflang, plain.word_count) == (data.h2, data.hreflang, 6)
     assert (plain.lang, plain.image_urls) == ("fr-CA", data.image_urls)
     assert plain.outgoing_links == ["https://site.test/b/x"]
-    assert parse_html("<p>a\u00a0b c\td\u00e9</p>", "https://site.test/").word_count == 3
+    # Any Unicode whitespace separates words, as in a browser: the no-break space too.
+    assert parse_html("<p>a\u00a0b c\td\u00e9</p>", "https://site.test/").word_count == 4
+    assert parse_html("<p>a\u2009b\u3000c\u202fd</p>", "https://site.test/").word_count == 4
     assert parse_html("", "https://site.test/").word_count == 0
 
 

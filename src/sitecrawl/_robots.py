@@ -1,121 +1,239 @@
 """robots.txt (RFC 9309) and robots directives. Pure rules, plus a small per-origin cache.
 
-Parsing and matching are Protego's (longest match wins, Allow wins a tie, ``*`` and ``$``,
-percent-encoding equivalence). Before Protego sees a file, :func:`prepare` applies two rules of
-RFC 9309 / Google's reference parser that Protego does not: a line with an unknown key does not
-end a group, and a ``user-agent`` value is matched on its product token (up to the first
-space). What the rules say about a fetched file depends on how the fetch went
+robots.txt is read exactly as Google's reference parser and matcher (google/robotstxt, the
+reference behind RFC 9309) read it, and held to its test cases: a line is cut at 16,663
+bytes; keys are matched on their start, with Google's accepted typos; a ``user-agent`` value
+is matched on its product token (up to the first character outside ``[A-Za-z_-]``), and the
+group of ``*`` applies only when no group names ours; unknown lines do not end a group; rule
+patterns get non-ASCII bytes percent-encoded and escapes uppercased, and URLs are compared
+as they come, never decoded (callers pass canonical, percent-encoded hrefs); the longest
+matching pattern wins, Allow on a tie; ``*`` and a final ``$``; ``.../index.htm(l)`` also
+allows ``.../``. (A matcher of our own: Protego normalizes both sides and matches user agents
+by substring, and each is a case where it answers otherwise.) ``Crawl-delay``, which Google
+ignores, is read for the same group.
+
+What the rules say about a fetched file depends on how the fetch went
 (:meth:`RobotsRules.from_fetch`): 2xx parses, 4xx allows everything, 5xx or no answer
 disallows everything *for now* (the entry expires, the file is fetched again later).
-
-The per-URL check is one Protego ``can_fetch`` on a cached parser: no I/O, no re-parse.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from protego import Protego
-
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
 ROBOTS_MAX_REDIRECTS = 5
 UNAVAILABLE_RETRY_AFTER = 30.0  # seconds before a 5xx/unreachable robots.txt is fetched again
 
-_KNOWN_KEYS = frozenset(
-    {
-        "user-agent",
-        "useragent",
-        "user agent",
-        "allow",
-        "disallow",
-        "dissallow",
-        "dissalow",
-        "disalow",
-        "diasllow",
-        "disallaw",
-        "sitemap",
-        "sitemaps",
-        "site-map",
-        "crawl-delay",
-        "crawl delay",
-        "request-rate",
-        "request rate",
-        "visit-time",
-        "visit time",
-        "host",
-    }
-)
-_KEY_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z _-]*?)\s*:\s*(.*)$")
-_TOKEN = re.compile(r"[A-Za-z_-]+")
+#: Google's parser keeps this many bytes of a line (a buffer of 2083 * 8, less its NUL).
+MAX_LINE_BYTES = 2083 * 8 - 1
+_SPACE = " \t\n\v\f\r"  # what the reference parser strips (C isspace)
+_USER_AGENT_KEYS = ("user-agent", "useragent", "user agent")
+_DISALLOW_KEYS = ("disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw")
+_SITEMAP_KEYS = ("sitemap", "site-map")
+_CRAWL_DELAY_KEYS = ("crawl-delay", "crawl delay")
+_TOKEN = re.compile(r"[A-Za-z_-]*")
+_BLANK = re.compile(r"[ \t]+")
+_PATH_START = re.compile(r"[/?;]")
+_TO_ESCAPE = re.compile(rb"%[0-9A-Fa-f]{2}|[\x80-\xff]")
 
 
 def product_token(user_agent: str) -> str:
     """The product token robots.txt groups are matched on: ``sitecrawl/1.0 (+url)`` ->
     ``sitecrawl`` (lowercased; RFC 9309 matching is case-insensitive)."""
-    match = _TOKEN.match(user_agent.strip())
-    return match.group(0).lower() if match else user_agent.strip().lower()
+    token = _TOKEN.match(user_agent.strip())
+    return token.group(0).lower() if token and token.group(0) else user_agent.strip().lower()
 
 
-def prepare(text: str) -> str:
-    """Drop lines whose key is unknown (they must not end a group) and cut ``user-agent``
-    values at the first space (``User-agent: Foo Bar`` is the group of ``Foo``)."""
-    out: list[str] = []
-    for line in text.splitlines():
-        match = _KEY_LINE.match(line.split("#", 1)[0])
-        if match is None:
-            out.append(line)
-            continue
-        key = match.group(1).strip().lower()
-        if key not in _KNOWN_KEYS:
-            continue
-        if key in ("user-agent", "useragent", "user agent"):
-            value = match.group(2).strip()
-            out.append(f"user-agent: {value.split()[0] if value else ''}")
+def _escape(match: re.Match[bytes]) -> bytes:
+    found = match.group(0)
+    return found.upper() if len(found) == 3 else b"%%%02X" % found[0]
+
+
+def escape_pattern(value: str) -> str:
+    """A rule's path as the matcher compares it: bytes past ASCII percent-encoded, the hex
+    digits of escapes uppercased (``/caf\u00e9%aa`` -> ``/caf%C3%A9%AA``)."""
+    if value.isascii() and "%" not in value:
+        return value
+    return _TO_ESCAPE.sub(_escape, value.encode("utf-8", "surrogateescape")).decode("ascii")
+
+
+def _key_value(line: str) -> tuple[str, str] | None:
+    """``key: value`` (or ``key value``, when the line has exactly two words), key lowered,
+    both stripped; None for a line without a key."""
+    line = line.partition("#")[0].strip(_SPACE)
+    sep = line.find(":")
+    if sep < 0:
+        blank = _BLANK.search(line)
+        if blank is None or _BLANK.search(line, blank.end()) is not None:
+            return None
+        sep = blank.start()
+    key = line[:sep].strip(_SPACE)
+    return (key.lower(), line[sep + 1 :].strip(_SPACE)) if key else None
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a file, each cut at :data:`MAX_LINE_BYTES` bytes of UTF-8."""
+    lines = text.replace("\r", "\n").split("\n")
+    for i, line in enumerate(lines):
+        if len(line) * 4 > MAX_LINE_BYTES and len(data := line.encode()) > MAX_LINE_BYTES:
+            lines[i] = data[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
+    return lines
+
+
+def path_params_query(url: str) -> str:
+    """The part of a URL that rules match: path, params and query as they are, fragment
+    dropped, ``/`` when empty (Google's ``GetPathParamsQuery``)."""
+    start = 0
+    if url.startswith("http"):  # the usual case, said quickly: "http://" or "https://"
+        scheme = 7 if url.startswith("://", 4) else 8 if url.startswith("s://", 4) else -1
+    else:
+        scheme = -1
+    if scheme < 0:
+        start = 2 if url.startswith("//") else 0
+        scheme = url.find("://", start)
+        early = _PATH_START.search(url, start)
+        if scheme < 0 or (early is not None and early.start() < scheme):
+            scheme = start
         else:
-            out.append(line)
-    return "\n".join(out)
+            scheme += 3
+    found = _PATH_START.search(url, scheme)
+    if found is None:
+        return "/"
+    path_start = found.start()
+    fragment = url.find("#", start)
+    if 0 <= fragment < path_start:
+        return "/"
+    path = url[path_start:] if fragment < 0 else url[path_start:fragment]
+    return path if path[0] == "/" else "/" + path
+
+
+#: One rule: (priority, allow, pattern, matcher); the matcher is None for a plain prefix.
+_Rule = tuple[int, bool, str, "Callable[[str], object] | None"]
+
+
+def _rule(pattern: str, allow: bool) -> _Rule:
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    if "*" not in body and not anchored:
+        return (len(pattern), allow, pattern, None)
+    regex = ".*".join(map(re.escape, body.split("*"))) + ("\\Z" if anchored else "")
+    return (len(pattern), allow, pattern, re.compile(regex, re.DOTALL).match)
+
+
+@dataclass(slots=True)
+class _Group:
+    """The rules and crawl delay read for one token (its own group, or ``*``'s)."""
+
+    rules: list[_Rule]
+    delay: float | None = None
+
+    def add(self, key: str, value: str) -> None:
+        if key.startswith("allow"):
+            pattern = escape_pattern(value)
+            self.rules.append(_rule(pattern, True))
+            slash = pattern.rfind("/")
+            if slash >= 0 and pattern.startswith("/index.htm", slash):
+                self.rules.append(_rule(pattern[: slash + 1] + "$", True))
+        elif key.startswith(_DISALLOW_KEYS):
+            self.rules.append(_rule(escape_pattern(value), False))
+        else:  # crawl-delay
+            try:
+                delay = float(value)
+            except ValueError:
+                return
+            if math.isfinite(delay) and delay >= 0:
+                self.delay = delay
+
+
+def _read(text: str, token: str) -> tuple[_Group, list[str]]:
+    """The group that applies to ``token`` and the file's sitemaps: one pass, Google's
+    grouping (user-agent lines open a group once a rule has been seen since the last)."""
+    own, anyone = _Group([]), _Group([])
+    named = everyone = separator = ever_named = False
+    sitemaps: list[str] = []
+    for line in _lines(text.removeprefix("\ufeff")):
+        if not line or (found := _key_value(line)) is None:
+            continue
+        key, value = found
+        if key.startswith(_USER_AGENT_KEYS):
+            if separator:
+                named = everyone = separator = False
+            if value[:1] == "*" and (len(value) == 1 or value[1] in _SPACE):
+                everyone = True
+            elif (agent := _TOKEN.match(value)) and token and agent.group(0).lower() == token:
+                named = ever_named = True
+        elif key.startswith(("allow", *_DISALLOW_KEYS)) or key in _CRAWL_DELAY_KEYS:
+            if not (named or everyone):
+                continue
+            if key not in _CRAWL_DELAY_KEYS:
+                separator = True
+                if not value:
+                    continue  # an empty pattern matches with priority 0: no effect
+            (own if named else anyone).add(key, value)
+        elif key.startswith(_SITEMAP_KEYS):
+            sitemaps.append(value)
+    return (own if ever_named else anyone), sitemaps
 
 
 class RobotsRules:
     """What one origin's robots.txt says to one product token."""
 
-    __slots__ = ("_allow", "_parser", "crawl_delay", "expires", "reason", "sitemaps", "token")
+    __slots__ = (
+        "_allow",
+        "_plain",
+        "_rules",
+        "_wild",
+        "crawl_delay",
+        "expires",
+        "reason",
+        "sitemaps",
+        "token",
+    )
 
     def __init__(
         self,
-        parser: Protego | None,
         token: str,
         *,
+        group: _Group | None = None,
+        sitemaps: list[str] | None = None,
         allow: bool = True,
         reason: str | None = None,
         expires: float | None = None,
     ) -> None:
-        self._parser = parser
-        self._allow = allow
         self.token = token
+        self._allow = allow
+        # Longest first, Allow before Disallow on a tie: the first match decides.
+        self._rules = sorted(group.rules, key=lambda r: (-r[0], not r[1])) if group else []
+        #: Every plain pattern at once: a path that starts with none skips them all.
+        self._plain = tuple(r[2] for r in self._rules if r[3] is None)
+        #: The other patterns, in the same order, as (allow, matcher).
+        self._wild = [(allow, match) for _, allow, _, match in self._rules if match is not None]
         #: Why everything is disallowed for now (5xx, unreachable); None otherwise.
         self.reason = reason
         #: ``time.monotonic()`` after which the file should be fetched again; None: never.
         self.expires = expires
-        delay = parser.crawl_delay(token) if parser is not None else None
-        self.crawl_delay: float | None = delay if delay is not None and delay >= 0 else None
-        self.sitemaps: tuple[str, ...] = tuple(parser.sitemaps) if parser is not None else ()
+        self.crawl_delay: float | None = group.delay if group else None
+        self.sitemaps: tuple[str, ...] = tuple(sitemaps or ())
 
     @classmethod
     def parse(cls, text: str, token: str) -> RobotsRules:
-        return cls(Protego.parse(prepare(text)), token.lower())
+        token = token.lower()
+        group, sitemaps = _read(text, token)
+        return cls(token, group=group, sitemaps=sitemaps)
 
     @classmethod
     def allow_all(cls, token: str) -> RobotsRules:
-        return cls(None, token)
+        return cls(token)
 
     @classmethod
     def disallow_all(cls, token: str, reason: str, *, retry_after: float) -> RobotsRules:
-        return cls(None, token, allow=False, reason=reason, expires=time.monotonic() + retry_after)
+        return cls(token, allow=False, reason=reason, expires=time.monotonic() + retry_after)
 
     @classmethod
     def from_fetch(
@@ -137,16 +255,26 @@ class RobotsRules:
         """
         if status is not None and 200 <= status < 300:
             text = (body or b"")[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace")
-            return cls.parse(text.removeprefix("\ufeff"), token)
+            return cls.parse(text, token)
         if status is not None and status < 500 and status != 429:
             return cls.allow_all(token)
         why = f"HTTP {status}" if status is not None else (error or "no response")
         return cls.disallow_all(token, f"robots.txt unreachable ({why})", retry_after=retry_after)
 
     def allowed(self, url: str) -> bool:
-        if self._parser is None:
+        """Whether ``url`` (percent-encoded, as a canonical href is) may be fetched."""
+        if not self._rules:
             return self._allow
-        return self._parser.can_fetch(url, self.token)
+        path = path_params_query(url)
+        if not path.startswith(self._plain):  # no plain pattern matches: the others
+            for allow, wild in self._wild:
+                if wild(path):
+                    return allow
+            return True
+        for _, allow, pattern, match in self._rules:
+            if path.startswith(pattern) if match is None else match(path):
+                return allow
+        return True
 
     def expired(self, now: float) -> bool:
         return self.expires is not None and now >= self.expires
