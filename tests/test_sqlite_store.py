@@ -12,6 +12,7 @@ import pytest
 from servers import ServerThread, expected_paths
 from sitecrawl import AsyncCrawler, ConfigError, Page, Request, crawl_site_async
 from sitecrawl.frontier import MemoryFrontier, SqliteFrontier
+from sitecrawl.frontier._sqlite_schema import legacy_error
 
 BASE = "http://site.test/"
 
@@ -169,7 +170,12 @@ async def test_a_schema_2_state_file_is_migrated_to_3_in_place(tmp_path: Path) -
         old = {page.url: page for page in store.pages()}
         assert old[BASE].title == "T" and old[BASE].error is None
         assert old[BASE].outgoing_links == [BASE + "away"]
+        # Kinds of pages stored before schema 3, derived from their (exact) messages.
+        assert old[BASE].error_kind is None
         assert old[BASE + "private"].error == "blocked by robots.txt"
+        assert old[BASE + "private"].error_kind == "blocked_robots"
+        away = old[BASE + "away"]
+        assert (away.error_kind, away.location) == ("redirect_out_of_scope", "https://other.test/")
         request = await store.next()  # the queue survived: the crawl resumes
         assert request is not None and request.url == BASE + "next"
         await store.mark_done(
@@ -179,10 +185,60 @@ async def test_a_schema_2_state_file_is_migrated_to_3_in_place(tmp_path: Path) -
     async with SqliteFrontier(path, create=False) as store:
         pages = {page.url: page for page in store.pages()}
     assert (pages[BASE + "next"].error, pages[BASE + "next"].error_kind) == ("timeout", "timeout")
-    assert pages[BASE].error_kind is None
+    assert pages[BASE + "private"].error_kind == "blocked_robots"
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        assert conn.execute("SELECT error_kind FROM pages").fetchall() == [
+            (None,),
+            (None,),
+            (None,),
+            ("timeout",),
+        ]  # no row rewritten: the old ones are read as they were
         columns = [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
         assert columns[-2:] == ["error_kind", "location"]
         assert conn.execute("SELECT count(*) FROM links").fetchone() == (1,)
     conn.close()
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "location"),
+    [
+        ("timeout", "timeout", None),
+        ("HTTP 404", "http_status", None),
+        ("body cut at 1048576 bytes", "too_large", None),
+        ("robots.txt unreachable (HTTP 500)", "robots_unreachable", None),
+        ("redirect loop at http://site.test/a", "redirect_loop", None),
+        ("more than 10 redirects", "too_many_redirects", None),
+        ("redirect out of scope: ftp://x/y", "redirect_out_of_scope", "ftp://x/y"),
+        ("could not parse: RecursionError()", "parse", None),
+        ("bad response: 400, message='Invalid header'", "protocol", None),
+        ("connection failed: Connect call failed ('127.0.0.1', 9)", "connect", None),
+        ("server disconnected", "connect", None),
+        ("HTTP 404 or so", None, None),  # not a message sitecrawl wrote: no kind made up
+        ("a timeout", None, None),
+    ],
+)
+def test_the_kind_of_an_old_error_message(error: str, kind: str, location: str | None) -> None:
+    assert legacy_error(error) == (kind, location)
+
+
+async def test_a_page_column_the_file_lacks_is_added_on_open(tmp_path: Path) -> None:
+    """A field added to Page needs no edit of the store: its column is added when an older
+    file is opened, and the pages stored before read it as the field's default."""
+    path = tmp_path / "s.db"
+    async with SqliteFrontier(path, base_url=BASE) as store:
+        await store.add([req("a")])
+        request = await store.next()
+        assert request is not None
+        await store.mark_done(request, Page(url=request.url, lang="en", h2=["x"]))
+    with sqlite3.connect(path) as conn:  # a file of a sitecrawl without these two fields
+        conn.execute("ALTER TABLE pages DROP COLUMN lang")
+        conn.execute("ALTER TABLE pages DROP COLUMN h2")
+    conn.close()
+    async with SqliteFrontier(path, create=False) as store:
+        (page,) = store.pages()
+    assert (page.lang, page.h2) == (None, [])
+    with sqlite3.connect(path) as conn:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
+    conn.close()
+    assert columns[-2:] == ["h2", "lang"]  # in Page order

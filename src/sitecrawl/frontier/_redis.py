@@ -13,8 +13,8 @@ tag: one crawl, one slot). Layout::
                               depth (2**31 - front)
     leases            zset    the same members, leased, scored by their deadline (ms, Redis TIME)
     owners            hash    leased member -> token of the worker holding it
-    pages             list    JSON page records (links with anchor text and rel included),
-                              completion order
+    pages             list    JSON page records (sitecrawl._pagecodec: the page's fields,
+                              links with text, rel and kind included), completion order
     workers           zset    worker token -> liveness deadline (ms): alive while in the future
     host:HOST         hash    shared politeness of HOST (see sitecrawl._throttle_redis)
     host:HOST:tokens  zset    requests in flight on HOST: token -> deadline (ms)
@@ -50,7 +50,8 @@ from urllib.parse import urlsplit, urlunsplit
 from .._exceptions import ConfigError, StateError
 from .._json import dumps as _dumps
 from .._json import loads as _loads
-from .._models import PAGE_FIELDS, Page, Request
+from .._models import Page, Request
+from .._pagecodec import decode, encode
 from .._urls import url_key
 from .._version import __version__
 from ._base import Frontier, FrontierStats
@@ -347,7 +348,7 @@ class RedisFrontier(Frontier):
         return Request(url=url, key=key, depth=int(depth))
 
     async def mark_done(self, request: Request, page: Page | None = None) -> None:
-        record = "" if page is None else _dumps(_record(page))
+        record = "" if page is None else _dumps(encode(page))
         error = page is not None and page.error is not None
         await self.call(lambda: self._end(request.key, record, error=error))
 
@@ -406,7 +407,7 @@ class RedisFrontier(Frontier):
             read = functools.partial(self.client.lrange, self._k_pages, start, start + batch - 1)
             chunk: list[str] = await self.call(read)
             for text in chunk:
-                yield _page(_loads(text))
+                yield decode(_loads(text))
             if len(chunk) < batch:
                 return
             start += batch
@@ -420,21 +421,6 @@ class RedisFrontier(Frontier):
         """Redis's clock, in ms."""
         seconds, micros = await self.call(self.client.time)
         return int(seconds) * 1000 + int(micros) // 1000
-
-
-def _record(page: Page) -> dict[str, Any]:
-    record = page.to_dict()
-    del record["outgoing_links"]  # the distinct targets of its <a> links, in order
-    record["links"] = page.links
-    return record
-
-
-def _page(record: dict[str, Any]) -> Page:
-    links = [tuple(link) for link in record.pop("links")]
-    record["outgoing_links"] = list(dict.fromkeys(link[0] for link in links if link[3] == "a"))
-    record["redirects"] = [(url, status) for url, status in record["redirects"]]
-    fields = {name: record[name] for name in PAGE_FIELDS if name in record}
-    return Page(**fields, links=links)
 
 
 def _glob_escape(text: str) -> str:

@@ -1,9 +1,10 @@
 """SQLite frontier and page store: one file holds a crawl's whole state, so it survives a crash.
 
-Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 2)::
+Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 3)::
 
     meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version,
-                                                          crawl_seconds (all runs together)
+                                                          crawl_seconds (all runs together),
+                                                          upgraded_from (an older file's schema)
     urls   (id INTEGER PRIMARY KEY,                       discovery order
             key TEXT UNIQUE NOT NULL,                     url_key(): the seen set
             url TEXT,                                     NULL for keys only claimed
@@ -11,14 +12,14 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
             state INTEGER NOT NULL)                       0 queued, 1 leased, 2 done, 3 claimed
            INDEX urls_queue (depth, id) WHERE state = 0   the queue, breadth-first
     pages  (id INTEGER PRIMARY KEY,                       = urls.id of the page's request
-            final_url, status, content_type, depth, title, h1, first_paragraph,
-            meta_description, canonical,
-            image_urls TEXT,                              JSON array
-            response_time_ms, size_bytes, error,
-            attempts, redirects TEXT, in_sitemap,         redirects: JSON [[url, status], ...]
-            indexable,                                    the rest of the page record
-            links TEXT,                                   JSON [[target, text, rel, kind], ...]
-            word_count, h2 TEXT, lang, hreflang TEXT)     h2: JSON [...]; hreflang: [[lang, url]]
+            final_url, status, ..., links)                the page codec's columns, by name
+                                                          (sitecrawl._pagecodec): every Page
+                                                          field but url (in urls) and
+                                                          outgoing_links (derived from links);
+                                                          lists as JSON arrays: image_urls,
+                                                          redirects [[url, status], ...], h2,
+                                                          hreflang [[lang, url], ...], links
+                                                          [[target, text, rel, kind], ...]
     VIEW links (source, position, target, text, rel,      every link, duplicates included:
                 kind)                                     pages.links through json_each(); kind
                                                           a, img, link, script or iframe
@@ -31,11 +32,13 @@ the links' distinct targets in order, so they are not stored twice. A page is wr
 :meth:`~SqliteFrontier.mark_done`, in the transaction that marks its URL done: after any crash,
 a URL is done exactly when its page is stored.
 
-Schema 1 (before the link kinds and the page's word count, h2, lang and hreflang) is migrated
-when opened, in one transaction: the four columns are added (NULL for the pages already
-stored: not measured, rather than a made-up 0) and the views are recreated; a link array of
-three items is an ``a`` link, so no stored row is rewritten and the migration is instant
-whatever the file's size. A newer schema is refused.
+An older file is migrated when opened, in one transaction: every page column it lacks is
+added (``ALTER TABLE ADD COLUMN``, NULL for the pages already stored: not measured, rather than
+a made-up 0) and, from schema 1 (before link kinds), the views are recreated; a link array of
+three items is an ``a`` link. No stored row is rewritten, so the migration is instant whatever
+the file's size. Pages stored before schema 3 have no ``error_kind``: it is derived on reading
+from their ``error`` message, which only one kind of failure could write. A newer schema is
+refused.
 
 Durability: WAL with ``synchronous = NORMAL`` (a commit is an append to the WAL, no fsync; a
 killed process loses nothing committed, a power cut at most the last commits; the fsyncs come
@@ -61,18 +64,20 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from .._exceptions import StateError
-from .._json import dumps as _dumps
-from .._json import loads as _loads
-from .._models import Link, Page, Request
+from .._models import Page, Request
+from .._pagecodec import decode, row
 from .._urls import url_key
 from ._base import Frontier, FrontierStats
 from ._sqlite_schema import (
+    INSERT_PAGE,
     LEASE_NEXT,
     PAGE_COLUMNS,
     SCHEMA_VERSION,
+    SELECT_PAGES,
     create,
     drop_all,
     inspect,
+    legacy_error,
     migrate,
     read_meta,
 )
@@ -187,7 +192,7 @@ class SqliteFrontier(Frontier):
         if new:
             assert self.base_url is not None
             create(conn, self.base_url)
-        elif self._version < SCHEMA_VERSION:
+        else:
             migrate(conn, self._version)
         conn.execute("BEGIN")
         self.reclaimed = conn.execute("UPDATE urls SET state = 0 WHERE state = 1").rowcount
@@ -283,36 +288,7 @@ class SqliteFrontier(Frontier):
                 self._queued += 1
             else:
                 conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
-                conn.execute(
-                    f"INSERT INTO pages (id, {PAGE_COLUMNS}) VALUES ({', '.join('?' * 25)})",
-                    (
-                        lease,
-                        page.final_url,
-                        page.status,
-                        page.content_type,
-                        page.depth,
-                        page.title,
-                        page.h1,
-                        page.first_paragraph,
-                        page.meta_description,
-                        page.canonical,
-                        _dumps(page.image_urls),
-                        page.response_time_ms,
-                        page.size_bytes,
-                        page.error,
-                        page.attempts,
-                        _dumps(page.redirects),
-                        page.in_sitemap,
-                        page.indexable,
-                        _dumps(page.links),
-                        page.word_count,
-                        _dumps(page.h2),
-                        page.lang,
-                        _dumps(page.hreflang),
-                        page.error_kind,
-                        page.location,
-                    ),
-                )
+                conn.execute(INSERT_PAGE, (lease, *row(page, PAGE_COLUMNS)))
                 self._done += 1
             if self._commit_interval:
                 self._tick(conn)
@@ -358,47 +334,19 @@ class SqliteFrontier(Frontier):
     # -- the page store ---------------------------------------------------------------------
 
     def pages(self) -> Iterator[Page]:
-        """Every stored page, once each, in discovery order (for exports and resumed outputs)."""
+        """Every stored page, once each, in discovery order (for exports and resumed outputs),
+        read as the rows come. Pages a file kept from before schema 3 get the ``error_kind``
+        (and ``location``) their message implies (:func:`._sqlite_schema.legacy_error`)."""
         conn = self._connection()
         with self._guard():
-            columns = ", ".join("p." + name for name in PAGE_COLUMNS.split(", "))
-            rows = conn.execute(
-                f"SELECT p.id, u.url, {columns} FROM pages p JOIN urls u ON u.id = p.id"
-                " ORDER BY p.id"
-            )
-            for row in rows:
-                links: list[Link] = [
-                    (link[0], link[1], link[2], link[3] if len(link) > 3 else "a")
-                    for link in _loads(row[19])
-                ]
-                yield Page(
-                    url=row[1],
-                    final_url=row[2],
-                    status=row[3],
-                    content_type=row[4],
-                    depth=row[5],
-                    title=row[6],
-                    h1=row[7],
-                    first_paragraph=row[8],
-                    meta_description=row[9],
-                    canonical=row[10],
-                    outgoing_links=list(dict.fromkeys(link[0] for link in links if link[3] == "a")),
-                    image_urls=_loads(row[11]),
-                    response_time_ms=row[12],
-                    size_bytes=row[13],
-                    error=row[14],
-                    attempts=row[15],
-                    redirects=[(url, status) for url, status in _loads(row[16])],
-                    in_sitemap=bool(row[17]),
-                    indexable=None if row[18] is None else bool(row[18]),
-                    links=links,
-                    word_count=row[20],
-                    h2=_loads(row[21]) if row[21] else [],
-                    lang=row[22],
-                    hreflang=[(lang, url) for lang, url in _loads(row[23] or "[]")],
-                    error_kind=row[24],
-                    location=row[25],
-                )
+            legacy = int(read_meta(conn).get("upgraded_from", SCHEMA_VERSION)) < 3
+            cursor = conn.execute(SELECT_PAGES)
+            names = [column[0] for column in cursor.description]
+            for values in cursor:
+                page = decode(dict(zip(names, values, strict=True)))
+                if legacy and page.error is not None and page.error_kind is None:
+                    page.error_kind, page.location = legacy_error(page.error)
+                yield page
 
     def meta(self) -> dict[str, str]:
         """The file's ``meta`` table: ``base_url``, ``created``, ``crawl_seconds``, ..."""

@@ -4,16 +4,40 @@ docstring). Every function raises :class:`~sitecrawl.StateError` for a file it c
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import typing
 from datetime import UTC, datetime
 
-from .._exceptions import StateError
+from .._exceptions import ERROR_KINDS, StateError
+from .._models import Page
+from .._pagecodec import COLUMN_TYPES, COLUMNS
 from .._version import __version__
 
 APPLICATION_ID = 0x53435257  # "SCRW"
 SCHEMA_VERSION = 3
 
-SCHEMA = """
+
+def _sql_type(name: str) -> str:
+    """The declared type of page column ``name``, from its :class:`Page` field's type."""
+    hint = _HINTS[name]
+    if COLUMN_TYPES[name] != "scalar":
+        sql = "TEXT" if COLUMN_TYPES[name] != "bool" else "INTEGER"
+    else:
+        types = set(typing.get_args(hint) or (hint,)) - {type(None)}
+        sql = "INTEGER" if types == {int} else "REAL" if types == {float} else "TEXT"
+    optional = type(None) in typing.get_args(hint)
+    return sql if optional else sql + " NOT NULL"
+
+
+_HINTS = typing.get_type_hints(Page)
+#: The ``pages`` table's columns besides ``id``: the page codec's, but ``url`` (in ``urls``).
+PAGE_COLUMNS: tuple[str, ...] = tuple(name for name in COLUMNS if name != "url")
+PAGES_TABLE = "CREATE TABLE pages (\n    id INTEGER PRIMARY KEY,\n{}\n);\n".format(
+    ",\n".join(f"    {name} {_sql_type(name)}" for name in PAGE_COLUMNS)
+)
+SCHEMA = (
+    """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE urls (
     id INTEGER PRIMARY KEY,
@@ -23,34 +47,9 @@ CREATE TABLE urls (
     state INTEGER NOT NULL
 );
 CREATE INDEX urls_queue ON urls (depth, id) WHERE state = 0;
-CREATE TABLE pages (
-    id INTEGER PRIMARY KEY,
-    final_url TEXT,
-    status INTEGER,
-    content_type TEXT,
-    depth INTEGER NOT NULL,
-    title TEXT,
-    h1 TEXT,
-    first_paragraph TEXT,
-    meta_description TEXT,
-    canonical TEXT,
-    image_urls TEXT NOT NULL,
-    response_time_ms REAL,
-    size_bytes INTEGER,
-    error TEXT,
-    attempts INTEGER NOT NULL,
-    redirects TEXT NOT NULL,
-    in_sitemap INTEGER NOT NULL,
-    indexable INTEGER,
-    links TEXT NOT NULL,
-    word_count INTEGER,
-    h2 TEXT,
-    lang TEXT,
-    hreflang TEXT,
-    error_kind TEXT,
-    location TEXT
-);
 """
+    + PAGES_TABLE
+)
 # Views: recreated by the migration from schema 1.
 VIEWS = """
 CREATE VIEW links (source, position, target, text, rel, kind) AS
@@ -60,26 +59,18 @@ CREATE VIEW links (source, position, target, text, rel, kind) AS
 CREATE VIEW images (page, position, src, alt) AS
     SELECT source, position, target, text FROM links WHERE kind = 'img';
 """
-MIGRATE_FROM_1 = """
-ALTER TABLE pages ADD COLUMN word_count INTEGER;
-ALTER TABLE pages ADD COLUMN h2 TEXT;
-ALTER TABLE pages ADD COLUMN lang TEXT;
-ALTER TABLE pages ADD COLUMN hreflang TEXT;
-DROP VIEW links;
-"""
-MIGRATE_FROM_2 = """
-ALTER TABLE pages ADD COLUMN error_kind TEXT;
-ALTER TABLE pages ADD COLUMN location TEXT;
-"""
 LEASE_NEXT = (
     "UPDATE urls SET state = 1 WHERE id ="
     " (SELECT id FROM urls WHERE state = 0 ORDER BY depth, id LIMIT 1)"
     " RETURNING id, key, url, depth"
 )
-PAGE_COLUMNS = (
-    "final_url, status, content_type, depth, title, h1, first_paragraph, meta_description, "
-    "canonical, image_urls, response_time_ms, size_bytes, error, attempts, redirects, "
-    "in_sitemap, indexable, links, word_count, h2, lang, hreflang, error_kind, location"
+INSERT_PAGE = "INSERT INTO pages (id, {}) VALUES (?{})".format(
+    ", ".join(PAGE_COLUMNS), ", ?" * len(PAGE_COLUMNS)
+)
+SELECT_PAGES = (
+    "SELECT u.url AS url, {} FROM pages p JOIN urls u ON u.id = p.id ORDER BY p.id".format(
+        ", ".join("p." + name for name in PAGE_COLUMNS)
+    )
 )
 
 
@@ -134,14 +125,59 @@ def create(conn: sqlite3.Connection, base_url: str) -> None:
 
 
 def migrate(conn: sqlite3.Connection, version: int) -> None:
-    """Schema 1 or 2 -> 3 in one transaction (columns added, views recreated, no row
-    rewritten)."""
+    """Bring a file to :data:`SCHEMA_VERSION` and the page codec's columns, in one
+    transaction (nothing to do, nothing written): each page column the file lacks is added
+    (``ALTER TABLE ADD COLUMN``: NULL, so no row is rewritten and the migration is instant
+    whatever the file's size), and from schema 1 the views are recreated (a link array of
+    three items is an ``a`` link). ``meta`` remembers the schema an upgraded file had
+    (``upgraded_from``): the error kinds of its older pages are derived on reading
+    (:func:`legacy_error`)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(pages)")}
+    missing = [name for name in PAGE_COLUMNS if name not in have]
+    if version == SCHEMA_VERSION and not missing:
+        return
     conn.execute("BEGIN")
+    for name in missing:
+        sql_type = _sql_type(name).removesuffix(" NOT NULL")
+        conn.execute(f"ALTER TABLE pages ADD COLUMN {name} {sql_type}")
     if version < 2:
-        _run_script(conn, MIGRATE_FROM_1 + VIEWS)
-    _run_script(conn, MIGRATE_FROM_2)
+        conn.execute("DROP VIEW links")
+        _run_script(conn, VIEWS)
+    conn.execute("INSERT OR IGNORE INTO meta VALUES ('upgraded_from', ?)", (str(version),))
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     conn.execute("COMMIT")
+
+
+# What sitecrawl wrote as ``error`` before schema 3 stored its kind, message by message: each
+# message was made by one exception class only, so the kind read from it is exact. (A DNS
+# failure was a "connection failed" then, like a refused connection: it reads as ``connect``.)
+_LEGACY_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), kind)
+    for pattern, kind in (
+        (r"blocked by robots\.txt", "blocked_robots"),
+        (r"robots\.txt unreachable .*", "robots_unreachable"),
+        (r"timeout", "timeout"),
+        (r"HTTP \d{3}", "http_status"),
+        (r"body cut at \d+ bytes", "too_large"),
+        (r"redirect out of scope: (?P<location>.*)", "redirect_out_of_scope"),
+        (r"redirect loop at .*", "redirect_loop"),
+        (r"more than \d+ redirects", "too_many_redirects"),
+        (r"could not parse: .*", "parse"),
+        (r"bad response: .*", "protocol"),
+        (r"(connection failed: |connection error: |request failed: ).*", "connect"),
+        (r"server disconnected", "connect"),
+    )
+)
+assert all(kind in ERROR_KINDS for _, kind in _LEGACY_ERRORS)
+
+
+def legacy_error(error: str) -> tuple[str | None, str | None]:
+    """``(error_kind, location)`` of a page stored before schema 3, from its ``error``
+    message; ``(None, None)`` for a message sitecrawl did not write."""
+    for pattern, kind in _LEGACY_ERRORS:
+        if (match := pattern.fullmatch(error)) is not None:
+            return kind, match.groupdict().get("location")
+    return None, None
 
 
 def drop_all(conn: sqlite3.Connection) -> None:
