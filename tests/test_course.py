@@ -4,6 +4,7 @@ its keywords and a ``config=`` combine."""
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -131,3 +132,11 @@ async def test_a_parser_process_is_told_link_details_once(details: bool) -> None
         assert not child.pending  # answered by the child
     assert data.outgoing_links == ["http://site.test/x"]
     assert data.links == ([("http://site.test/x", "X", None, "a")] if details else [])
+
+
+async def test_a_parser_process_is_out_of_reach_of_the_terminals_ctrl_c() -> None:
+    """Ctrl-C goes to the terminal's foreground process group: the crawler's, not its parser
+    processes' (a child still importing would die of it, with a traceback)."""
+    async with Parser(2) as parser:
+        [child] = parser._children
+        assert os.getpgid(child.process.pid) != os.getpgid(0)

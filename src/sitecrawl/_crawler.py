@@ -25,13 +25,14 @@ import aiohttp
 
 from ._config import CrawlConfig
 from ._course import CourseAPI, config_from_keywords
-from ._exceptions import BlockedByRobots, ConfigError
-from ._fetcher import Fetcher
+from ._exceptions import BlockedByRobots, ConfigError, FetchError
+from ._fetcher import FollowPolicy, RedirectTrail
 from ._models import Page, Request
-from ._pagejob import PageJob, PoliteClient
+from ._pagejob import PageJob
 from ._parsing import Parser
-from ._robots import RobotsCache, RobotsRules, product_token
-from ._sitemaps import discover
+from ._robots import RobotsRules
+from ._sitemaps import MAX_SITEMAP_BYTES, discover
+from ._stack import FetchStack
 from ._throttle import Throttle
 from ._urls import LinkTargets, Scope, TrapGuard, parse_base_url, split_host, url_key
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
@@ -128,21 +129,12 @@ class AsyncCrawler(CourseAPI):
             config = replace(config, link_details=frontier.stores_pages)
         self.config = config
         self.stats = CrawlStats()
-        self._fetcher = Fetcher(config, self.scope)
         self._parser = Parser(config.processes, link_details=bool(config.link_details))
         self._resources = contextlib.AsyncExitStack()
-        politeness = config.politeness
-        if throttle is None:
-            throttle = Throttle(politeness, max_concurrency=self.max_concurrency)
-        self.throttle = throttle
-        self._client = PoliteClient(self._fetcher, self.throttle, config)
-        self.robots: RobotsCache | None = None
-        if politeness.obey_robots:
-            self.robots = RobotsCache(
-                self._client.get_robots,
-                product_token(config.user_agent),
-                on_rules=self._on_robots,
-            )
+        self._stack = FetchStack(config, self.scope, throttle=throttle, on_rules=self._on_robots)
+        self.throttle = self._stack.throttle
+        self.robots = self._stack.robots
+        self._client = self._stack.client
         self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
         self._sitemap_keys: set[str] = set()
         self._targets = LinkTargets(
@@ -165,12 +157,12 @@ class AsyncCrawler(CourseAPI):
 
     @property
     def session(self) -> aiohttp.ClientSession | None:
-        return self._fetcher.session
+        return self._stack.fetcher.session
 
     async def __aenter__(self) -> AsyncCrawler:
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(self.frontier)
-            await stack.enter_async_context(self._fetcher)
+            await stack.enter_async_context(self._stack)
             await stack.enter_async_context(self._parser)
             self._resources = stack.pop_all()
         return self
@@ -265,15 +257,17 @@ class AsyncCrawler(CourseAPI):
         declared: tuple[str, ...] = ()
         if self.robots is not None:
             declared = (await self.robots.rules(self.base_url)).sitemaps
-        max_redirects = self.config.limits.max_redirects
+        policy = FollowPolicy(
+            scope=self.scope,
+            max_redirects=self.config.limits.max_redirects,
+            max_bytes=MAX_SITEMAP_BYTES,
+        )
 
         async def fetch(url: str) -> tuple[int, bytes] | None:
-            try:
-                if not await self._job.allowed(url):
-                    return None
-            except BlockedByRobots:
-                return None
-            return await self._client.get_sitemap(url, self.scope, max_redirects)
+            result = await self._client.follow(RedirectTrail(url, policy), check=self._job.check)
+            if isinstance(result, FetchError):
+                return None  # not there, or robots.txt keeps us out
+            return result.status, result.body or b""
 
         found = await discover(fetch, declared, self.base_url, self.scope)
         self.stats.notes += [f"sitemap {error}" for error in found.errors]
@@ -290,8 +284,9 @@ class AsyncCrawler(CourseAPI):
             self._notify()
 
     def _on_robots(self, origin: str, rules: RobotsRules) -> None:
+        """Note a robots.txt ``Crawl-delay`` capped by ``--max-crawl-delay`` (the fetch stack
+        has applied it to the host's slot)."""
         slot = self.throttle.slot(split_host(origin))
-        slot.set_crawl_delay(rules.crawl_delay)
         if slot.crawl_delay_capped_from is not None:
             note = (
                 f"Crawl-delay {slot.crawl_delay_capped_from:g} s of {slot.host} capped to "

@@ -3,7 +3,8 @@
 :meth:`Fetcher.get` is one request, one hop: a redirect comes back as a response with a
 ``location``, so the caller can check every hop against scope, robots.txt and the host's
 politeness slot before requesting it (aiohttp's own redirect handling would fetch first and
-ask later). :class:`RedirectTrail` is that check's scope/loop/count part. A URL goes out
+ask later). :class:`RedirectTrail` is that check's scope/loop/count part, under a
+:class:`FollowPolicy` its caller chooses (the fetcher knows no caller's limits). A URL goes out
 exactly as given (a WHATWG href: aiohttp does not re-quote it), so the URL requested is the
 URL recorded. Bodies are read up to a cap on the *decoded* size (gzip, deflate, br and zstd
 are accepted), so a compression bomb cannot blow memory.
@@ -15,7 +16,7 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 
 import aiohttp
@@ -46,10 +47,10 @@ _DNS_ERRORS: tuple[type[Exception], ...] = tuple(
 
 @dataclass(slots=True)
 class Response:
-    """One fetched URL after redirects. ``body`` is None when it was not read (not HTML)."""
+    """One fetched URL, one hop: a redirect has a ``location``. ``body`` is None when it was
+    not read (not HTML, a redirect, a HEAD request)."""
 
     url: str
-    final_url: str
     status: int
     content_type: str | None
     charset: str | None
@@ -57,7 +58,6 @@ class Response:
     elapsed_ms: float
     size_bytes: int | None
     truncated: bool = False
-    redirects: list[tuple[str, int]] = field(default_factory=list)
     location: str | None = None
     retry_after: str | None = None
     robots_tag: str | None = None
@@ -67,9 +67,17 @@ class Response:
     def is_html(self) -> bool:
         return self.content_type is None or self.content_type in HTML_TYPES
 
-    @property
-    def is_redirect(self) -> bool:
-        return self.location is not None
+
+@dataclass(frozen=True, slots=True)
+class FollowPolicy:
+    """How a redirect chain is followed and how much of its answer is read: hops inside
+    ``scope`` (None: to any http(s) host), at most ``max_redirects`` of them; the body of any
+    content type up to ``max_bytes`` decoded bytes (None: HTML bodies only, up to
+    ``Limits.max_bytes``)."""
+
+    scope: Scope | None
+    max_redirects: int
+    max_bytes: int | None = None
 
 
 @contextmanager
@@ -155,7 +163,6 @@ class Fetcher:
                 location = headers.get("Location") if status in _REDIRECTS else None
                 response = Response(
                     url=url,
-                    final_url=url,
                     status=status,
                     content_type=resp.content_type if "Content-Type" in headers else None,
                     charset=resp.charset,
@@ -179,21 +186,23 @@ class Fetcher:
 
 
 class RedirectTrail:
-    """One request's redirects, hop by hop: :meth:`follow` checks where a redirect leads
-    before anyone requests it, and raises when it leaves ``scope`` (or http/https; any host
-    when ``scope`` is None), loops, or makes more than ``max_redirects`` hops."""
+    """One request's redirects, hop by hop, under ``policy``: :meth:`follow` checks where a
+    redirect leads before anyone requests it, and raises when it leaves the policy's scope
+    (or http/https; any host when the scope is None), loops, or makes more than
+    ``max_redirects`` hops."""
 
-    __slots__ = ("_max", "_scope", "_visited", "attempts", "current", "hops")
+    __slots__ = ("_max", "_scope", "_visited", "attempts", "current", "hops", "policy")
 
-    def __init__(self, url: str, *, scope: Scope | None, max_redirects: int) -> None:
+    def __init__(self, url: str, policy: FollowPolicy) -> None:
+        self.policy = policy
         self.current = url
         #: ``(url, status)`` of every redirect followed so far.
         self.hops: list[tuple[str, int]] = []
         #: Requests made for :attr:`current` (retries included), set by whoever fetches it.
         self.attempts = 0
         self._visited = {url}
-        self._scope = scope
-        self._max = max_redirects
+        self._scope = policy.scope
+        self._max = policy.max_redirects
 
     def follow(self, status: int, location: str) -> str:
         """Move to where the redirect from :attr:`current` leads; return that URL."""

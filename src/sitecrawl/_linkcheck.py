@@ -26,11 +26,10 @@ from ._exceptions import (
     HTTPStatusError,
     RobotsUnreachable,
 )
-from ._fetcher import Fetcher, RedirectTrail, Response
-from ._pagejob import BLOCKED, PoliteClient
-from ._robots import RobotsCache, RobotsRules, product_token
-from ._throttle import Throttle
-from ._urls import Scope, split_host
+from ._fetcher import FollowPolicy, RedirectTrail, Response
+from ._pagejob import BLOCKED
+from ._stack import FetchStack
+from ._urls import Scope
 
 HEAD_REFUSED = frozenset({405, 501})
 
@@ -75,17 +74,16 @@ class LinkChecker:
     def __init__(self, config: CrawlConfig, scope: Scope) -> None:
         self._config = config
         self._scope = scope
-        self._fetcher = Fetcher(config, scope)
-        self.throttle = Throttle(config.politeness, max_concurrency=config.limits.max_concurrency)
-        self._client = PoliteClient(self._fetcher, self.throttle, config)
-        self._robots: RobotsCache | None = None
-        if config.politeness.obey_robots:
-            self._robots = RobotsCache(
-                self._client.get_robots, product_token(config.user_agent), on_rules=self._on_rules
-            )
+        self._stack = FetchStack(config, scope)
+        self.throttle = self._stack.throttle
+        self._client = self._stack.client
+        self._robots = self._stack.robots
+        self._policy = FollowPolicy(
+            scope=None, max_redirects=config.limits.max_redirects, max_bytes=1
+        )
 
     async def __aenter__(self) -> LinkChecker:
-        await self._fetcher.__aenter__()
+        await self._stack.__aenter__()
         return self
 
     async def __aexit__(
@@ -94,14 +92,11 @@ class LinkChecker:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self._fetcher.__aexit__(exc_type, exc, tb)
+        await self._stack.__aexit__(exc_type, exc, tb)
 
     @property
     def retries(self) -> int:
         return self._client.retries
-
-    def _on_rules(self, origin: str, rules: RobotsRules) -> None:
-        self.throttle.slot(split_host(origin)).set_crawl_delay(rules.crawl_delay)
 
     async def check(self, urls: Iterable[str]) -> dict[str, TargetStatus]:
         """Check each distinct URL once, ``Limits.max_concurrency`` at a time (per host: its
@@ -129,7 +124,7 @@ class LinkChecker:
         return None if rules.allowed(url) else BlockedByRobots(BLOCKED, url=url)
 
     async def check_one(self, url: str) -> TargetStatus:
-        trail = RedirectTrail(url, scope=None, max_redirects=self._config.limits.max_redirects)
+        trail = RedirectTrail(url, self._policy)
         method = "HEAD"
         while True:
             current, hops = trail.current, tuple(trail.hops)

@@ -28,16 +28,9 @@ from ._exceptions import (
     RobotsUnreachable,
 )
 from ._extract import Extracted
-from ._fetcher import Fetcher, RedirectTrail, Response
+from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
 from ._models import Page, Request
-from ._robots import (
-    ROBOTS_MAX_BYTES,
-    ROBOTS_MAX_REDIRECTS,
-    RobotsCache,
-    page_directives,
-    product_token,
-)
-from ._sitemaps import MAX_SITEMAP_BYTES
+from ._robots import RobotsCache, page_directives, product_token
 from ._throttle import Throttle, parse_retry_after
 from ._urls import Scope, split_host
 
@@ -49,6 +42,8 @@ BLOCKED = "blocked by robots.txt"
 EXTRACTED_FIELDS = tuple(name for name in Extracted.__slots__ if name in Page.__slots__)
 #: ``(body, charset, url) -> Extracted``: decoding and parsing, wherever they run.
 ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
+#: ``url -> None``, awaited before a hop is requested; raises :class:`FetchError` to refuse it.
+HopCheck = Callable[[str], Awaitable[None]]
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
@@ -118,36 +113,32 @@ class PoliteClient:
                 delay = max(delay, retry_after)
             await asyncio.sleep(delay)
 
-    async def get_robots(self, url: str) -> tuple[int | None, bytes | None, str | None]:
-        """Fetch a robots.txt, following up to five redirects (to any http(s) host):
-        ``(status, body, error)`` as :meth:`RobotsRules.from_fetch` wants them."""
-        trail = RedirectTrail(url, scope=None, max_redirects=ROBOTS_MAX_REDIRECTS)
+    async def follow(
+        self, trail: RedirectTrail, *, method: str = "GET", check: HopCheck | None = None
+    ) -> Response | FetchError:
+        """Request ``trail.current`` politely (:meth:`get`), then each redirect hop its policy
+        allows, until an answer that is not a redirect. ``check(url)``, when given, is awaited
+        before each hop and stops the chain by raising (robots.txt). Returns the last response
+        or the error that ended the chain (the trail's ``hops`` say how far it went and
+        ``attempts`` how many tries its last request took); never raises a
+        :class:`FetchError`. Called again on the same trail, it goes on from where it stopped."""
+        max_bytes = trail.policy.max_bytes
         while True:
-            result, _ = await self.get(trail.current, read_any=True, max_bytes=ROBOTS_MAX_BYTES)
-            if isinstance(result, FetchError):
-                return None, None, str(result)
-            if result.location is None:
-                return result.status, result.body, None
+            trail.attempts = 0
+            try:
+                if check is not None:
+                    await check(trail.current)
+            except FetchError as exc:
+                return exc
+            result, trail.attempts = await self.get(
+                trail.current, read_any=max_bytes is not None, max_bytes=max_bytes, method=method
+            )
+            if isinstance(result, FetchError) or result.location is None:
+                return result
             try:
                 trail.follow(result.status, result.location)
-            except FetchError:
-                return result.status, None, None  # too many hops: "unavailable"
-
-    async def get_sitemap(
-        self, url: str, scope: Scope, max_redirects: int
-    ) -> tuple[int, bytes] | None:
-        """Fetch a sitemap file (any content type), following in-scope redirects."""
-        trail = RedirectTrail(url, scope=scope, max_redirects=max_redirects)
-        while True:
-            result, _ = await self.get(trail.current, read_any=True, max_bytes=MAX_SITEMAP_BYTES)
-            if isinstance(result, FetchError):
-                return None
-            if result.location is None:
-                return result.status, result.body or b""
-            try:
-                trail.follow(result.status, result.location)
-            except FetchError:
-                return None
+            except FetchError as exc:  # a loop, too many hops, out of scope
+                return exc
 
 
 def failed(page: Page, exc: FetchError | ParseError) -> None:
@@ -173,9 +164,9 @@ class PageJob:
         self._parse = parse
         self._client = client
         self._robots = robots
-        self._scope = scope
         self._config = config
         self._token = product_token(config.user_agent)
+        self._policy = FollowPolicy(scope=scope, max_redirects=config.limits.max_redirects)
 
     async def allowed(self, url: str) -> bool:
         """True when robots.txt lets us fetch ``url``; raises :class:`RobotsUnreachable` when
@@ -188,26 +179,23 @@ class PageJob:
             raise RobotsUnreachable(rules.reason, url=url)
         return rules.allowed(url)
 
+    async def check(self, url: str) -> None:
+        """Raise :class:`BlockedByRobots` unless robots.txt lets us fetch ``url``."""
+        if not await self.allowed(url):
+            raise BlockedByRobots(BLOCKED, url=url)
+
     def trail(self, url: str) -> RedirectTrail:
         """A redirect trail from ``url`` that stays in the crawl's scope."""
-        return RedirectTrail(
-            url, scope=self._scope, max_redirects=self._config.limits.max_redirects
-        )
+        return RedirectTrail(url, self._policy)
 
     async def fetch(self, trail: RedirectTrail) -> Response:
         """Fetch ``trail.current`` as the crawl does: robots.txt first, then a polite GET
         (host slot, retries) of every hop, counted in ``trail.attempts``. Returns the final
         response; raises :class:`FetchError` (:class:`BlockedByRobots` included)."""
-        while True:
-            trail.attempts = 0
-            if not await self.allowed(trail.current):
-                raise BlockedByRobots(BLOCKED, url=trail.current)
-            result, trail.attempts = await self._client.get(trail.current)
-            if isinstance(result, FetchError):
-                raise result
-            if result.location is None:
-                return result
-            trail.follow(result.status, result.location)
+        result = await self._client.follow(trail, check=self.check)
+        if isinstance(result, FetchError):
+            raise result
+        return result
 
     async def run(self, request: Request) -> tuple[Page, list[str]]:
         page = Page(url=request.url, depth=request.depth, attempts=0)

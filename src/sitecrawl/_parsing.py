@@ -103,6 +103,10 @@ async def _spawn(link_details: bool) -> _ParserProcess:
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         env=_child_env(),
+        # Its own session: a terminal's Ctrl-C reaches the crawler only, which finishes the
+        # pages in flight and then closes the child's stdin. (Ignoring SIGINT in the child
+        # leaves a window while it imports, where Ctrl-C would print its traceback.)
+        start_new_session=True,
     )
     return _ParserProcess(process)
 

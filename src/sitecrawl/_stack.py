@@ -1,0 +1,86 @@
+"""The polite fetch stack, wired once for the crawler and the link checker alike.
+
+::
+
+    RobotsCache ──fetches robots.txt through──┐
+                                              v
+    caller ──> PoliteClient (retries, follow) ──> Throttle (per-host slot) ──> Fetcher (HTTP)
+
+Each part is given the limits it needs by whoever knows them: robots.txt is fetched under
+:data:`ROBOTS_POLICY` (RFC 9309's size and redirect limits) and a robots.txt's
+``Crawl-delay`` is applied to its host's slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+
+from ._config import CrawlConfig
+from ._exceptions import FetchError, RedirectOutOfScope, TooManyRedirects
+from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
+from ._pagejob import PoliteClient
+from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
+from ._throttle import Throttle
+from ._urls import Scope, split_host
+
+#: robots.txt: redirects to any http(s) host, at most five; the first 512 KiB of any body.
+ROBOTS_POLICY = FollowPolicy(
+    scope=None, max_redirects=ROBOTS_MAX_REDIRECTS, max_bytes=ROBOTS_MAX_BYTES
+)
+RulesHook = Callable[[str, RobotsRules], None]
+
+
+class FetchStack:
+    """Fetcher, throttle, polite client and robots.txt cache (None when robots.txt is not
+    obeyed), wired together. ``async with`` opens and closes the HTTP session.
+
+    ``throttle`` replaces the in-process per-host slots; ``on_rules(origin, rules)`` is
+    called after a robots.txt was read and its ``Crawl-delay`` applied to the host's slot."""
+
+    def __init__(
+        self,
+        config: CrawlConfig,
+        scope: Scope,
+        *,
+        throttle: Throttle | None = None,
+        on_rules: RulesHook | None = None,
+    ) -> None:
+        self.fetcher = Fetcher(config, scope)
+        if throttle is None:
+            throttle = Throttle(config.politeness, max_concurrency=config.limits.max_concurrency)
+        self.throttle = throttle
+        self.client = PoliteClient(self.fetcher, throttle, config)
+        self._on_rules = on_rules
+        self.robots: RobotsCache | None = None
+        if config.politeness.obey_robots:
+            self.robots = RobotsCache(
+                self._fetch_robots, product_token(config.user_agent), on_rules=self._rules_read
+            )
+
+    async def __aenter__(self) -> FetchStack:
+        await self.fetcher.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.fetcher.__aexit__(exc_type, exc, tb)
+
+    async def _fetch_robots(self, url: str) -> tuple[int | None, bytes | None, str | None]:
+        """``(status, body, error)`` of a robots.txt, as :meth:`RobotsRules.from_fetch` wants
+        them; a redirect chain that goes nowhere is its last status without a body."""
+        result = await self.client.follow(RedirectTrail(url, ROBOTS_POLICY))
+        if isinstance(result, TooManyRedirects | RedirectOutOfScope):
+            return result.status, None, None
+        if isinstance(result, FetchError):
+            return None, None, str(result)
+        return result.status, result.body, None
+
+    def _rules_read(self, origin: str, rules: RobotsRules) -> None:
+        self.throttle.slot(split_host(origin)).set_crawl_delay(rules.crawl_delay)
+        if self._on_rules is not None:
+            self._on_rules(origin, rules)
