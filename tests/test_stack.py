@@ -13,10 +13,12 @@ from sitecrawl import (
     BlockedByRobots,
     CrawlConfig,
     Politeness,
+    RedirectLoop,
     RedirectOutOfScope,
     TooManyRedirects,
 )
 from sitecrawl._fetcher import FollowPolicy, RedirectTrail, Response
+from sitecrawl._linkcheck import LinkChecker
 from sitecrawl._stack import FetchStack
 from sitecrawl._urls import Scope
 
@@ -179,3 +181,23 @@ async def test_a_sitemap_redirect_into_a_disallowed_path_is_not_followed(
     assert "/sitemap.xml" in server.traffic.paths
     assert "/private/sitemap.xml" not in server.traffic.paths
     assert "/listed" not in server.traffic.paths
+
+
+async def test_the_link_checker_follows_through_the_stack(serve: ServeFn) -> None:
+    """HEAD first; GET from the hop that refused HEAD; a chain gone nowhere is not asked
+    again with GET; robots.txt asked before each in-scope hop."""
+    server = serve(redirect_app())
+    config = CrawlConfig(base_url=server.url, politeness=Politeness(retries=0))
+    scope = Scope.for_base(server.url, subdomains=False)
+    urls = [f"{server.url}/away?to=/nohead", f"{server.url}/loop", f"{server.url}/hop/1"]
+    urls.append(f"{server.url}/away?to=/private/x")
+    async with LinkChecker(config, scope) as checker:
+        found = await checker.check(urls)
+    nohead, loop, hop, private = (found[url] for url in urls)
+    assert (nohead.status, nohead.method, nohead.error, len(nohead.hops)) == (200, "GET", None, 1)
+    assert (loop.error_kind, loop.method) == (RedirectLoop.kind, "HEAD")
+    assert (hop.status, hop.method, hop.final_url) == (200, "HEAD", f"{server.url}/hop/0")
+    assert (private.error_kind, private.attempts) == (BlockedByRobots.kind, 0)
+    paths = server.traffic.paths
+    assert paths.count("/loop") == 1 and paths.count("/nohead") == 2
+    assert "/private/x" not in paths

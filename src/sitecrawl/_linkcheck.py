@@ -24,7 +24,9 @@ from ._exceptions import (
     FetchError,
     FetchTimeout,
     HTTPStatusError,
+    RedirectOutOfScope,
     RobotsUnreachable,
+    TooManyRedirects,
 )
 from ._fetcher import FollowPolicy, RedirectTrail, Response
 from ._pagejob import BLOCKED
@@ -114,41 +116,38 @@ class LinkChecker:
                 workers.create_task(worker())
         return found
 
-    async def _blocked(self, url: str) -> BlockedByRobots | None:
-        """Why robots.txt keeps us from ``url`` (in scope only), or None."""
+    async def _check_robots(self, url: str) -> None:
+        """Raise when robots.txt keeps us from ``url`` (in scope only)."""
         if self._robots is None or not self._scope.contains(url):
-            return None
+            return
         rules = self._robots.cached(url) or await self._robots.rules(url)
         if rules.reason is not None:
-            return RobotsUnreachable(rules.reason, url=url)
-        return None if rules.allowed(url) else BlockedByRobots(BLOCKED, url=url)
+            raise RobotsUnreachable(rules.reason, url=url)
+        if not rules.allowed(url):
+            raise BlockedByRobots(BLOCKED, url=url)
 
     async def check_one(self, url: str) -> TargetStatus:
         trail = RedirectTrail(url, self._policy)
         method = "HEAD"
-        while True:
-            current, hops = trail.current, tuple(trail.hops)
-            if (blocked := await self._blocked(current)) is not None:
-                return TargetStatus.failed(url, blocked, hops, current, method, 0)
-            result, attempts = await self._client.get(current, method=method, max_bytes=1)
-            if method == "HEAD" and _head_refused(result):
-                method = "GET"
-                continue
-            if isinstance(result, FetchError):
-                return TargetStatus.failed(url, result, hops, current, method, attempts)
-            status = result.status
-            if result.location is None:
-                if status >= 400:
-                    exc = HTTPStatusError(f"HTTP {status}", url=current, status=status)
-                    return TargetStatus.failed(url, exc, hops, current, method, attempts)
-                return TargetStatus(url, status, None, hops, current, method, attempts)
-            try:
-                trail.follow(status, result.location)
-            except FetchError as exc:  # a loop, too many hops, or not http(s)
-                return TargetStatus.failed(url, exc, hops, current, method, attempts)
+        result = await self._client.follow(trail, method=method, check=self._check_robots)
+        if _head_refused(result):  # GET from the hop that refused HEAD on
+            method = "GET"
+            result = await self._client.follow(trail, method=method, check=self._check_robots)
+        hops, current, attempts = tuple(trail.hops), trail.current, trail.attempts
+        if isinstance(result, FetchError):  # no answer, robots.txt, or a chain gone nowhere
+            return TargetStatus.failed(url, result, hops, current, method, attempts)
+        status = result.status
+        if status >= 400:
+            exc = HTTPStatusError(f"HTTP {status}", url=current, status=status)
+            return TargetStatus.failed(url, exc, hops, current, method, attempts)
+        return TargetStatus(url, status, None, hops, current, method, attempts)
 
 
 def _head_refused(result: Response | FetchError) -> bool:
+    """HEAD answered 405/501, or failed in a way a server mishandling HEAD fails (not a
+    timeout, robots.txt, or a redirect chain gone nowhere)."""
     if isinstance(result, FetchError):
-        return not isinstance(result, FetchTimeout | BlockedByRobots)
+        return not isinstance(
+            result, FetchTimeout | BlockedByRobots | TooManyRedirects | RedirectOutOfScope
+        )
     return result.status in HEAD_REFUSED
