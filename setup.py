@@ -1,8 +1,9 @@
 """The C extension; everything else about the package is in pyproject.toml.
 
-``sitecrawl._speedups`` holds two hot loops (the word count and plain-path link joins). It is
+``sitecrawl._speedups`` holds two hot loops (the word count and plain-path link joins), and
+``sitecrawl._scan`` the markup cost estimate read before each parse (``_markup.py``). They are
 optional: without a C compiler the install goes on and sitecrawl uses their Python twins
-(``_words.py``, ``_urls._join_plain``): ~15-20 % fewer pages/s.
+(``_words.py``, ``_urls._join_plain``, ``_markup.markup_cost_py``): fewer pages/s.
 """
 
 from setuptools import Extension, setup
@@ -10,5 +11,6 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension("sitecrawl._speedups", ["src/sitecrawl/_speedups.c"], optional=True),
+        Extension("sitecrawl._scan", ["src/sitecrawl/_scan.c"], optional=True),
     ]
 )

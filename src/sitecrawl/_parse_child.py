@@ -24,6 +24,7 @@ from typing import BinaryIO
 
 from ._exceptions import ParseError
 from ._extract import Extracted, decode_html, parse_html
+from ._markup import markup_reason
 from ._urls import JoinCache
 
 LENGTH = struct.Struct("!I")
@@ -36,8 +37,14 @@ _joins = JoinCache()  # one per process
 
 def parse_body(body: bytes, charset: str | None, url: str, link_details: bool = False) -> Extracted:
     """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
-    also each link's text and rel (:attr:`Extracted.links`)."""
-    return parse_html(decode_html(body, charset), url, _joins, link_details=link_details)
+    also each link's text and rel (:attr:`Extracted.links`). Raises :class:`ParseError` for
+    markup that would cost the parser more than :data:`~._markup.BUDGET` (see :mod:`._markup`)."""
+    text = decode_html(body, charset)
+    # The scan reads markup as ASCII bytes: UTF-16 and UTF-32 bodies (NULs) as UTF-8 again.
+    reason = markup_reason(text.encode("utf-8", "replace") if b"\0" in body else body)
+    if reason is not None:
+        raise ParseError(reason, url=url)
+    return parse_html(text, url, _joins, link_details=link_details)
 
 
 def parse_or_error(body: bytes, charset: str | None, url: str, link_details: bool) -> Extracted:
@@ -45,6 +52,8 @@ def parse_or_error(body: bytes, charset: str | None, url: str, link_details: boo
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
         return parse_body(body, charset, url, link_details)
+    except ParseError:
+        raise
     except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
         raise ParseError(f"could not parse: {exc!r}", url=url) from exc
 

@@ -11,11 +11,19 @@ event loop ~25 us a page, most of it the kernel's copy of the body into the pipe
 ``ProcessPoolExecutor``'s pickling, queue threads and wake-ups cost more than the parse it
 saves on a small page. Each process keeps its own :class:`JoinCache`. A child takes pages
 once it has said it is ready; until then the event loop parses them itself.
+
+One page cannot stall the crawl: every body is first read by the markup cost scan
+(:mod:`._markup`), which refuses markup the parser would take quadratic time on; that is
+what bounds a parse on the event loop. A child also has a deadline per page
+(:data:`PARSE_DEADLINE`): a page it has not answered by then is recorded with a
+:class:`ParseError`, the child is killed, the pages it still held are parsed by the event
+loop, and a new child takes its place.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import marshal
 import os
 import sys
@@ -26,6 +34,9 @@ from ._exceptions import ParseError
 from ._extract import Extracted
 from ._parse_child import LENGTH, LINK_DETAILS_FLAG, job_frame, parse_or_error
 
+#: Seconds a parser process may spend on one page before it is killed and replaced.
+PARSE_DEADLINE = 10.0
+
 
 class _ChildGone(Exception):
     """The parser process ended; its work goes back to the event loop."""
@@ -34,12 +45,35 @@ class _ChildGone(Exception):
 class _ParserProcess:
     """One child process and the futures of its requests, answered in order."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, deadline: float) -> None:
         self.process = process
         self.pending: deque[asyncio.Future[Extracted]] = deque()
+        self.urls: deque[str] = deque()  # of the pending pages, for the deadline's error
         self.gone = False
         self.ready = False  # the child has imported what it needs and said so
+        self.deadline = deadline
+        self._timer: asyncio.TimerHandle | None = None
         self.reader = asyncio.create_task(self._read_answers())
+
+    def _start_head(self) -> None:
+        """The child starts on the first pending page now: give it :attr:`deadline`."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.pending and not self.gone:
+            head = self.pending[0]
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_at(loop.time() + self.deadline, self._overdue, head)
+
+    def _overdue(self, head: asyncio.Future[Extracted]) -> None:
+        if self.gone or not self.pending or self.pending[0] is not head or head.done():
+            return
+        self.gone = True
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        head.set_exception(
+            ParseError(f"parse took longer than {self.deadline:g} s", url=self.urls[0])
+        )
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
         stdin = self.process.stdin
@@ -47,6 +81,9 @@ class _ParserProcess:
         frame = job_frame(body, charset, url)
         future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
+        self.urls.append(url)
+        if len(self.pending) == 1:
+            self._start_head()
         try:
             stdin.writelines(frame)  # uvloop: one writev, the body not copied first
             await stdin.drain()
@@ -66,6 +103,8 @@ class _ParserProcess:
                     self.ready = True
                     continue
                 future = self.pending.popleft()
+                self.urls.popleft()
+                self._start_head()
                 if future.done():
                     continue
                 if isinstance(answer, tuple):
@@ -74,10 +113,12 @@ class _ParserProcess:
                     future.set_exception(ParseError(answer[1], url=answer[0]))
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             self.gone = True
+            self._start_head()  # no timer for a child that is gone
             while self.pending:  # the child died: hand back what it still owed
                 future = self.pending.popleft()
                 if not future.done():
                     future.set_exception(_ChildGone(str(exc)))
+            self.urls.clear()
 
     async def close(self) -> None:
         if self.process.stdin is not None:
@@ -94,7 +135,7 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
-async def _spawn(link_details: bool) -> _ParserProcess:
+async def _spawn(link_details: bool, deadline: float) -> _ParserProcess:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -108,16 +149,22 @@ async def _spawn(link_details: bool) -> _ParserProcess:
         # leaves a window while it imports, where Ctrl-C would print its traceback.)
         start_new_session=True,
     )
-    return _ParserProcess(process)
+    return _ParserProcess(process, deadline)
 
 
 class Parser:
     """``async with Parser(processes) as parser: data = await parser.parse(body, cs, url)``."""
 
     def __init__(
-        self, processes: int = 1, *, link_details: bool = False, backlog: int = 12
+        self,
+        processes: int = 1,
+        *,
+        link_details: bool = False,
+        backlog: int = 12,
+        deadline: float = PARSE_DEADLINE,
     ) -> None:
         self.processes = processes
+        self.deadline = deadline  # seconds a child may spend on one page
         #: Fill :attr:`Extracted.links` (``CrawlConfig.link_details``); a child is told once,
         #: when it starts.
         self.link_details = link_details
@@ -126,11 +173,26 @@ class Parser:
         #: idles while its child is the bottleneck; with it, both cores stay busy.
         self.backlog = backlog
         self._children: list[_ParserProcess] = []
+        #: Children that died or were killed, and the starts of those taking their place.
+        self._ended: list[_ParserProcess] = []
+        self._starting: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> Parser:
         while len(self._children) < self.processes - 1:
-            self._children.append(await _spawn(self.link_details))
+            self._children.append(await _spawn(self.link_details, self.deadline))
         return self
+
+    def _replace_gone(self) -> None:
+        """Drop the children that are gone, and start one in the place of each."""
+        for child in [child for child in self._children if child.gone]:
+            self._children.remove(child)
+            self._ended.append(child)
+            task = asyncio.create_task(self._start_one())
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+
+    async def _start_one(self) -> None:
+        self._children.append(await _spawn(self.link_details, self.deadline))
 
     async def __aexit__(
         self,
@@ -138,12 +200,18 @@ class Parser:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        children, self._children = self._children, []
+        for task in list(self._starting):
+            with contextlib.suppress(Exception):
+                await task
+        children, self._children = self._children + self._ended, []
+        self._ended = []
         await asyncio.gather(*(child.close() for child in children))
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
         """Parse one page here or in a child; raises :class:`ParseError` for a page that
-        cannot be parsed. A child that dies is dropped and its pages are parsed here."""
+        cannot be parsed. A child that dies is replaced and its pages are parsed here."""
+        if any(child.gone for child in self._children):
+            self._replace_gone()
         ready = [child for child in self._children if child.ready and not child.gone]
         if ready:
             child = min(ready, key=lambda c: len(c.pending))
@@ -151,7 +219,6 @@ class Parser:
                 try:
                     return await child.parse(body, charset, url)
                 except _ChildGone:
-                    if child in self._children:
-                        self._children.remove(child)
+                    self._replace_gone()
         # No child ready, or all of them busy: the event loop has spare time, parse here.
         return parse_or_error(body, charset, url, self.link_details)

@@ -1,0 +1,140 @@
+"""Hostile pages: markup that would take the HTML parser minutes (the markup cost scan and the
+parser processes' deadline), with real servers and real parser processes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+import pytest
+from aiohttp import web
+
+from conftest import ServeFn
+from servers import html
+from sitecrawl import crawl_site_async
+from sitecrawl._markup import BUDGET, markup_cost_py, markup_reason
+from sitecrawl._parsing import Parser
+
+_scan = pytest.importorskip("sitecrawl._scan")
+
+DEEP = "<div>" * 200_000  # 1.1 MB; Lexbor alone: about two minutes
+
+
+def _bomb_site(pages: int) -> web.Application:
+    async def root(request: web.Request) -> web.Response:
+        links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(pages))
+        return html(f'<a href="/bomb">bomb</a>{links}', title="root")
+
+    async def page(request: web.Request) -> web.Response:
+        return html(f"<h1>{request.match_info['n']}</h1>", title="page")
+
+    async def bomb(request: web.Request) -> web.Response:
+        return html(DEEP, title="bomb")
+
+    app = web.Application()
+    app.router.add_get("/", root)
+    app.router.add_get("/bomb", bomb)
+    app.router.add_get("/p{n}", page)
+    return app
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+async def test_a_deeply_nested_page_does_not_stall_the_crawl(
+    serve: ServeFn, processes: int
+) -> None:
+    server = serve(_bomb_site(16))
+    started = time.monotonic()
+    pages = await crawl_site_async(server.url, max_concurrency=4, processes=processes)
+    assert time.monotonic() - started < 20  # the parse alone would take minutes
+    bomb = pages[f"127.0.0.1:{server.port}/bomb"]
+    assert bomb["status"] == 200 and bomb["title"] is None
+    assert bomb["error"] == "markup too costly to parse: elements nested 14,143+ deep"
+    normal = [p for p in pages.values() if p["title"] == "page"]
+    assert len(normal) == 16 and all(p["error"] is None for p in normal)
+
+
+#: Under the budget but slow: the deadline's test page (about 0.2-0.4 s in Lexbor).
+SLOW = "<div>" * 13_000
+
+
+async def test_a_parser_process_past_its_deadline_is_replaced() -> None:
+    assert markup_reason(SLOW.encode()) is None
+    async with Parser(2, deadline=0.1) as parser:
+        [child] = parser._children
+        while not child.ready:
+            await asyncio.sleep(0.01)
+        slow = asyncio.ensure_future(parser.parse(SLOW.encode(), None, "http://site.test/slow"))
+        await asyncio.sleep(0)
+        behind = [
+            asyncio.ensure_future(parser.parse(b"<h1>ok</h1>", None, f"http://site.test/{i}"))
+            for i in range(3)
+        ]
+        with pytest.raises(Exception, match=r"parse took longer than 0\.1 s") as caught:
+            await slow
+        assert getattr(caught.value, "url", None) == "http://site.test/slow"
+        assert [(await page).h1 for page in behind] == ["ok"] * 3  # parsed by the loop
+        assert await asyncio.wait_for(child.process.wait(), 10) == -9  # killed
+        for _ in range(500):  # a new child takes its place
+            if parser._children and parser._children[0].ready:
+                break
+            await asyncio.sleep(0.01)
+        [new] = parser._children
+        assert new is not child
+        data = await parser.parse(b"<h1>again</h1>", None, "http://site.test/again")
+        assert data.h1 == "again" and not new.pending
+
+
+BOMBS = {
+    "deep divs": "<div>" * 20_000,
+    "deep lists": "<ul><li>" * 10_000,
+    "attributes": "<div " + " ".join(f"a{i}" for i in range(20_000)) + ">",
+    "options": "<select>" + "<option>x</option>" * 10_000,
+    "html in svg": "<svg>" + "<div/>" * 20_000,
+    "hidden by a bogus quote": '<div a"b>' + "<div>" * 20_000,
+    "after a --!> comment": "<!-- --!>" + "<div>" * 20_000,
+    "after </body>": "<div>" * 9_000 + "</body>" + "<div></div>" * 9_000,
+    "deep a in svg": "<svg>" + "<g a=b/>" * 20_000,
+}
+FINE = {
+    "unclosed paragraphs": "<p>one<b>b</b>" * 20_000,
+    "unclosed list items": "<ul>" + "<li>item <a href=x>x</a>" * 20_000 + "</ul>",
+    "table without end tags": "<table>" + "<tr><td>a<td>b" * 10_000,
+    "svg paths": "<svg>" + "<path d='M0 0'/>" * 20_000 + "</svg>",
+    "a long script": "<script>" + "if (a<b) { x = '<div>'; }\n" * 20_000 + "</script>",
+    "comments": "<!-- <div> -->" * 20_000,
+    "a big select": "<select>" + "<option>x" * 4_000 + "</select>",
+    "deep but short": "<div>" * 1_000 + "text" + "</div>" * 1_000,
+}
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_markup_that_would_cost_minutes_is_refused(name: str) -> None:
+    body = f"<html><body>{BOMBS[name]}</body></html>".encode()
+    assert markup_reason(body) is not None
+    assert markup_cost_py(body) == _scan.markup_cost(body, BUDGET)
+
+
+@pytest.mark.parametrize("name", FINE)
+def test_big_ordinary_markup_is_parsed(name: str) -> None:
+    body = f"<html><body>{FINE[name]}</body></html>".encode()
+    found = markup_cost_py(body)
+    assert found.cost < BUDGET // 2, found
+    assert tuple(found) == _scan.markup_cost(body, BUDGET)
+
+
+_ATOM_TEXT = (
+    "< > / = ' \" a \t <div> </div> <p> </p> <svg> </svg> <path/> <g\tx=1/> <select> <option> "
+    "</option> <!-- --> --!> <![CDATA[ ]]> <script> </script> </SCRIPT\t <title> <td> <tr> "
+    "<table> </table> <li> <ul> </ul> <br/> </br> <foreignObject> <math> <mi> <b> </b> <?x> "
+    "</\tx> </> <!x> <plaintext> <a\thref=x/> <textarea> <body> </body> <button> <h1> />"
+)
+ATOMS = _ATOM_TEXT.split(" ")
+
+
+def test_the_compiled_scan_and_its_python_twin_agree() -> None:
+    rng = random.Random(7)
+    for _ in range(5000):
+        body = "".join(rng.choice(ATOMS) for _ in range(rng.randrange(1, 80))).encode()
+        for budget in (BUDGET, 30):
+            assert tuple(markup_cost_py(body, budget)) == _scan.markup_cost(body, budget), body
