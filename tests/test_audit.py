@@ -148,7 +148,7 @@ def test_broken_links_grouped_by_target_with_referrers(found: Audit) -> None:
         "timed out after 10 s",
         "HTTP 503",
     ]
-    assert found.has_broken_links
+    assert found.broken_links
 
 
 def test_redirect_chains(found: Audit) -> None:
@@ -226,7 +226,7 @@ def test_images_missing_alt(found: Audit) -> None:
 def test_clean_site_has_no_findings() -> None:
     rows = [PageRow.from_mapping(page("/")), PageRow.from_mapping(page("/a", title="Other"))]
     result = audit(rows, [LinkRow.from_mapping(link("/", "/a", "A"))])
-    assert not result.has_broken_links
+    assert not result.broken_links
     assert result.redirect_chains == result.slow_pages == result.non_indexable == ()
     assert all(not v for v in result.missing.values())
     assert all(not v for v in result.duplicates.values())

@@ -9,7 +9,7 @@ from sitecrawl import (
     get_images_from_html,
     get_urls_from_html,
 )
-from sitecrawl._extract import decode_html, sniff_charset
+from sitecrawl._extract import _declared_charset, decode_html
 
 BASE = "https://blog.boot.dev"
 
@@ -103,14 +103,14 @@ def test_extract_survives_broken_html() -> None:
 def test_charset_order_http_then_meta_then_utf8() -> None:
     latin = "café".encode("latin-1")
     meta = b'<meta charset="windows-1252">' + latin
-    assert sniff_charset(meta, "utf-8") == "utf-8"
-    assert sniff_charset(meta, None) == "cp1252"
+    assert _declared_charset(meta, "utf-8") == "utf-8"
+    assert _declared_charset(meta, None) == "cp1252"
     assert decode_html(meta).endswith("café")
     equiv = b'<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">' + latin
     assert decode_html(equiv).endswith("café")
     assert decode_html(latin) == "café"  # undeclared, not UTF-8: the detector reads cp1252
     assert decode_html(b"\xef\xbb\xbfhi", "latin-1") == "hi"
-    assert sniff_charset(b"x", "no-such-charset") == "utf-8"
+    assert _declared_charset(b"x", "no-such-charset") is None  # then UTF-8
 
 
 def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:

@@ -17,7 +17,6 @@ from sitecrawl._robots import (
     page_directives,
     path_params_query,
     product_token,
-    robots_url,
 )
 
 # 145 cases ported from google/robotstxt robots_test.cc (a copy of the shared conformance
@@ -203,9 +202,9 @@ def test_body_is_utf8_with_bom_and_capped() -> None:
     assert RobotsRules.from_fetch("sitecrawl", 200, huge).allowed("https://x.test/x")
 
 
-def test_origin_and_robots_url() -> None:
+def test_origin() -> None:
     assert origin("http://127.0.0.1:8080/a/b?c") == "http://127.0.0.1:8080"
-    assert robots_url("https://x.test") == "https://x.test/robots.txt"
+    assert origin("https://x.test") == "https://x.test"
 
 
 @pytest.mark.parametrize(

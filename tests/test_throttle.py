@@ -43,7 +43,7 @@ def test_throttle_caps_per_host_at_concurrency_and_reports() -> None:
     assert throttle.slot("a:80") is a
     assert throttle.reasons() == {"a:80": "delay 0.5 s"}
     a.set_crawl_delay(99.0)
-    assert throttle.capped_crawl_delays() == {"a:80": (99.0, 30.0)}
+    assert (a.crawl_delay_capped_from, a.crawl_delay) == (99.0, 30.0)
 
 
 async def test_acquire_holds_concurrency_across_tasks() -> None:

@@ -109,10 +109,6 @@ class Audit:
     links_only: tuple[str, ...] = ()
     images_missing_alt: tuple[MissingAlt, ...] = ()
 
-    @property
-    def has_broken_links(self) -> bool:
-        return bool(self.broken_links)
-
 
 def audit(
     pages: Iterable[PageRow],

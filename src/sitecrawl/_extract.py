@@ -92,11 +92,6 @@ def _declared_charset(body: bytes, http_charset: str | None) -> str | None:
     return None
 
 
-def sniff_charset(body: bytes, http_charset: str | None) -> str:
-    """The declared encoding of ``body`` (BOM, HTTP charset, ``<meta>``), else UTF-8."""
-    return _declared_charset(body, http_charset) or "utf-8"
-
-
 # Encodings the detector may pick for undeclared bodies, most common on the web first: among
 # equally plausible readings the earlier wins (so French in cp1252 is not read as cp1257).
 _DETECTABLE = (

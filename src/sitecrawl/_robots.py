@@ -280,11 +280,6 @@ class RobotsRules:
         return self.expires is not None and now >= self.expires
 
 
-def robots_url(href: str) -> str:
-    """``https://host:port/robots.txt`` for any canonical http(s) href."""
-    return origin(href) + "/robots.txt"
-
-
 def origin(href: str) -> str:
     """``scheme://host:port`` of a canonical http(s) href (robots.txt is per origin)."""
     end = href.find("/", href.index("://") + 3)

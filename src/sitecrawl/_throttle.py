@@ -351,11 +351,3 @@ class Throttle:
             for host, slot in self.slots.items()
             if (reason := slot.waiting_reason(now)) is not None
         }
-
-    def capped_crawl_delays(self) -> dict[str, tuple[float, float]]:
-        """Host -> (asked, applied) for every Crawl-delay cut to ``max_crawl_delay``."""
-        return {
-            host: (slot.crawl_delay_capped_from, slot.crawl_delay or 0.0)
-            for host, slot in self.slots.items()
-            if slot.crawl_delay_capped_from is not None
-        }

@@ -239,10 +239,6 @@ class JoinCache:
         self._memo: dict[tuple[str, str], str | None] = {}
         self._max = max_entries
 
-    def resolve_all(self, base: str, hrefs: Iterable[str]) -> list[str]:
-        """:func:`resolve_all`, memoized."""
-        return list(dict.fromkeys(url for url in self.join_each(base, hrefs) if url is not None))
-
     def join_each(self, base: str, hrefs: Iterable[str]) -> list[str | None]:
         """:func:`join` of each reference against ``base``, in order, memoized."""
         memo = self._memo
@@ -279,19 +275,6 @@ class JoinCache:
                         url = memo[memo_key] = join(base, raw)
             out.append(url)
         return out
-
-
-def resolve_all(base: str, hrefs: Iterable[str]) -> list[str]:
-    """Resolve raw ``href`` attribute values against ``base``; keep the first occurrence of
-    each http(s) URL, in document order."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for raw in hrefs:
-        url = join(base, raw)
-        if url is not None and url not in seen:
-            seen.add(url)
-            out.append(url)
-    return out
 
 
 class TrapGuard:
