@@ -1,4 +1,4 @@
-"""JSON text in and out: orjson when installed (the ``[fast]`` extra, ~20x faster on page
+"""JSON text in and out: orjson when installed (the ``[fast]`` extra, faster on page
 records), else the standard library. Both write UTF-8 text, not ``\\u`` escapes."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A parser process: ``python -m sitecrawl._parse_child`` on two pipes (see :mod:`._parsing`).
 
 Kept apart from the event-loop side so that a new child imports only what parsing needs
-(no asyncio: that halves its start-up), and says when it is ready: until then the event
+(no asyncio), and says when it is ready: until then the event
 loop parses pages itself instead of queueing them behind the child's imports.
 
 Started with ``--link-details``, the child fills :attr:`Extracted.links` for every page. A
@@ -60,7 +60,7 @@ def parse_or_error(body: bytes, charset: str | None, url: str, link_details: boo
 
 def job_frame(body: bytes, charset: str | None, url: str) -> tuple[bytes, bytes]:
     """A job as two buffers to write one after the other: the header and metadata, then the
-    body itself (not copied into a frame: ~6 us a page less for the event loop)."""
+    body itself, not copied into a frame."""
     meta = marshal.dumps((charset, url))
     return JOB.pack(len(meta), len(body)) + meta, body
 
@@ -96,6 +96,6 @@ if __name__ == "__main__":
     with contextlib.suppress(BrokenPipeError):  # the parent is gone: nobody to answer
         serve(sys.stdin.buffer, sys.stdout.buffer, LINK_DETAILS_FLAG in sys.argv[1:])
     # Every answer is written and flushed, and the process holds nothing else: skip the
-    # interpreter's teardown (~15 ms the parent would wait for at the end of each crawl), as
+    # interpreter's teardown, which the parent would wait for at the end of each crawl, as
     # multiprocessing's workers do.
     os._exit(0)

@@ -6,8 +6,8 @@ parser processes do the parsing.
 
 A parser process is ``python -m sitecrawl._parse_child`` on two pipes: jobs in (the body's
 bytes as they are, after a header and the ``marshal``-ed charset and URL), the
-:class:`Extracted` fields out as ``marshal`` frames, strictly in order. That costs the
-event loop ~25 us a page, most of it the kernel's copy of the body into the pipe, where
+:class:`Extracted` fields out as ``marshal`` frames, strictly in order. The event loop's
+share is mostly the kernel's copy of the body into the pipe, where
 ``ProcessPoolExecutor``'s pickling, queue threads and wake-ups cost more than the parse it
 saves on a small page. Each process keeps its own :class:`JoinCache`. A child takes pages
 once it has said it is ready; until then the event loop parses them itself.

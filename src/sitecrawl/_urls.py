@@ -196,7 +196,7 @@ def _join_plain(raw: str, directory: str, origin: str) -> str | None:
     return origin + "/" + "/".join(segments)
 
 
-try:  # the same function in C (4-11x faster: 0.04-0.1 us a reference), when it was built
+try:  # the same function in C, when it was built
     from ._speedups import join_plain as _join_plain_fast
 except ImportError:
     _join_plain_fast = _join_plain

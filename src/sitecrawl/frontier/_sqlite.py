@@ -26,7 +26,7 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
     VIEW images (page, position, src, alt)                the links of kind img (text: the alt)
 
 A page's links are one JSON array in its row, not one row each: a page is one insert however
-many links it has (rows cost ~2 µs apiece and a B-tree entry), and the ``links`` view still
+many links it has (not an insert and a B-tree entry per link), and the ``links`` view still
 answers ``SELECT target, text FROM links WHERE rel LIKE '%nofollow%'``. ``outgoing_links`` are
 the links' distinct targets in order, so they are not stored twice. A page is written in
 :meth:`~SqliteFrontier.mark_done`, in the transaction that marks its URL done: after any crash,
@@ -297,7 +297,7 @@ class SqliteFrontier(Frontier):
 
     async def _group_commit(self) -> None:
         """Return once the open transaction is committed. Every page finished in the same
-        turn of the event loop shares one COMMIT (a WAL append of each dirty page, ~50 µs),
+        turn of the event loop shares one COMMIT (a WAL append of each dirty page),
         and none returns before it is durable: a page is done exactly when it is stored."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
