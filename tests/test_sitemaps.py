@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 
 from faults import sitemap_xml
+from sitecrawl._scope import CrawlScope
 from sitecrawl._sitemaps import MAX_SITEMAP_BYTES, discover, gunzip, parse_sitemap
-from sitecrawl._urls import Scope
 
 BASE = "https://x.test/sitemap.xml"
 
@@ -54,7 +54,7 @@ async def test_discover_walks_index_in_scope_only() -> None:
         asked.append(url)
         return (200, files[url]) if url in files else (404, b"")
 
-    scope = Scope.for_base("https://x.test/")
+    scope = CrawlScope(["https://x.test/"], "site")
     found = await discover(fetch, ["/index.xml"], "https://x.test/", scope)
     assert found.urls == ["https://x.test/p1"]
     assert asked == ["https://x.test/index.xml", "https://x.test/a.xml.gz"]

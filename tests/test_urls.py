@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sitecrawl import InvalidURL, normalize_url
+from sitecrawl._rules import CrawlScope, LinkRules, Rules
 from sitecrawl._speedups import join_plain as compiled_join_plain
 from sitecrawl._urls import (
     JoinCache,
-    Scope,
     _join_plain,
     _join_plain_fast,
     base_directory,
@@ -91,7 +91,7 @@ def test_url_key_equals_normalize_url_on_canonical_hrefs() -> None:
 
 
 def test_scope_same_site_with_or_without_www() -> None:
-    scope = Scope.for_base(parse_base_url("https://www.example.com/docs/"))
+    scope = CrawlScope([parse_base_url("https://www.example.com/docs/")], "site")
     assert scope.contains("https://example.com/a")
     assert scope.contains("http://www.example.com/b")
     assert not scope.contains("https://blog.example.com/")
@@ -101,14 +101,14 @@ def test_scope_same_site_with_or_without_www() -> None:
 
 
 def test_scope_subdomains() -> None:
-    scope = Scope.for_base(parse_base_url("https://example.com"), subdomains=True)
+    scope = CrawlScope([parse_base_url("https://example.com")], "subdomains")
     assert scope.contains("https://blog.example.com/")
     assert scope.contains("https://a.b.example.com/")
     assert not scope.contains("https://badexample.com/")
 
 
 def test_scope_port_is_part_of_the_site() -> None:
-    scope = Scope.for_base(parse_base_url("http://127.0.0.1:8001/"))
+    scope = CrawlScope([parse_base_url("http://127.0.0.1:8001/")], "site")
     assert scope.contains("http://127.0.0.1:8001/x")
     assert not scope.contains("http://127.0.0.1:8002/x")
 
@@ -348,7 +348,7 @@ def test_trap_guard_bounds_length_and_query_variants() -> None:
 def test_link_targets_memo_is_exact_for_scope_and_traps() -> None:
     from sitecrawl._urls import LinkTargets, TrapGuard
 
-    scope = Scope.for_base(parse_base_url("http://a.com/"))
+    scope = LinkRules(CrawlScope([parse_base_url("http://a.com/")], "site"), Rules())
     targets = LinkTargets(scope, TrapGuard(max_url_length=40, max_query_variants=2), 3)
     links = [
         "http://a.com/cal?m=1",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ._exceptions import ConfigError
+from ._rules import Rules, ScopeKind, default_scope
 from ._version import __version__
 
 DEFAULT_USER_AGENT = f"sitecrawl/{__version__}"
@@ -90,9 +91,16 @@ class Politeness:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CrawlConfig:
-    """Everything a crawl needs to know, except where its state and output go."""
+    """Everything a crawl needs to know, except where its state and output go.
+
+    ``start_urls``: every start URL when there are several (``base_url`` is the first); the
+    crawl's scope is the union of theirs. ``rules`` aims the crawl (:class:`Rules`: scope
+    kind, include/exclude, strip-params, rewrites); ``subdomains=True`` is
+    ``Rules(scope="subdomains")``."""
 
     base_url: str
+    start_urls: tuple[str, ...] = ()
+    rules: Rules = field(default_factory=Rules)
     limits: Limits = field(default_factory=Limits)
     timeouts: Timeouts = field(default_factory=Timeouts)
     politeness: Politeness = field(default_factory=Politeness)
@@ -107,3 +115,22 @@ class CrawlConfig:
     def __post_init__(self) -> None:
         if self.processes < 1:
             raise ConfigError(f"processes must be at least 1, got {self.processes}")
+        if self.subdomains and self.rules.scope not in (None, "subdomains"):
+            raise ConfigError(f"subdomains=True contradicts scope {self.rules.scope!r}")
+
+    @property
+    def starts(self) -> tuple[str, ...]:
+        """The start URLs: ``start_urls``, else ``base_url`` alone."""
+        return self.start_urls or (self.base_url,)
+
+    @property
+    def scope_kind(self) -> ScopeKind:
+        """The scope that runs: the rules', else ``subdomains``, else :func:`default_scope`
+        of the first start URL."""
+        if self.rules.scope is not None:
+            return self.rules.scope
+        if self.subdomains:
+            return "subdomains"
+        from ._urls import parse_base_url
+
+        return default_scope(parse_base_url(self.base_url))

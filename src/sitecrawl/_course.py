@@ -19,7 +19,8 @@ from ._exceptions import ConfigError, HTTPStatusError, NotHTMLError
 from ._extract import decode_html
 from ._models import Page, Request
 from ._pagejob import PageJob
-from ._urls import Scope, parse_base_url, url_key
+from ._scope import CrawlScope
+from ._urls import parse_base_url, url_key
 from .frontier import Frontier
 
 #: AsyncCrawler's keywords that build a :class:`CrawlConfig`, and their defaults. With
@@ -79,7 +80,7 @@ class CourseAPI:
 
     # Provided by the engine.
     frontier: Frontier
-    scope: Scope
+    scope: CrawlScope
     max_concurrency: int
     _job: PageJob
 

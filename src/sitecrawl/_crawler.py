@@ -25,19 +25,22 @@ import aiohttp
 
 from ._config import CrawlConfig
 from ._course import CourseAPI, config_from_keywords
-from ._exceptions import BlockedByRobots, ConfigError, FetchError
+from ._exceptions import BlockedByRobots, ConfigError, FetchError, StateError
 from ._fetcher import FollowPolicy, RedirectTrail
 from ._models import Page, Request
 from ._pagejob import PageJob
 from ._parsing import Parser
 from ._robots import RobotsRules
+from ._rules import CrawlScope, LinkRules, Rules, default_scope
 from ._sitemaps import MAX_SITEMAP_BYTES, discover
 from ._stack import FetchStack
 from ._throttle import Throttle
-from ._urls import LinkTargets, Scope, TrapGuard, parse_base_url, split_host, url_key
+from ._urls import LinkTargets, TrapGuard, parse_base_url, split_host, url_key
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 
 PageHook = Callable[[Page], None]
+#: Sitemaps are read from the origins of the first start URLs, at most this many.
+MAX_SITEMAP_ORIGINS = 10
 
 
 @dataclass(slots=True)
@@ -50,6 +53,8 @@ class CrawlStats:
     retries: int = 0
     sitemap_urls: int = 0
     dropped_links: int = 0  # distinct URLs not queued: too long, or too many query variants
+    scope: str = ""  # the scope that ran (CrawlScope.describe())
+    refused: Counter[str] = field(default_factory=Counter)  # rule -> distinct URLs refused
     notes: list[str] = field(default_factory=list)
     resumed: int = 0  # pages done by earlier runs of a durable frontier
     statuses: Counter[int | None] = field(default_factory=Counter)
@@ -116,19 +121,23 @@ class AsyncCrawler(CourseAPI):
         }
         config = config_from_keywords(base_url, config, keywords)
         self.base_url = parse_base_url(config.base_url)
-        self.scope = Scope.for_base(self.base_url, subdomains=config.subdomains)
+        starts = [parse_base_url(url) for url in config.starts]
+        self.scope = CrawlScope(starts, config.scope_kind)
+        self.link_rules = LinkRules(self.scope, config.rules)
         self.max_concurrency = config.limits.max_concurrency
         if frontier is not None and state is not None:
             raise ConfigError("pass either frontier= or state=, not both")
         if frontier is None:
             frontier = (
-                MemoryFrontier() if state is None else SqliteFrontier(state, base_url=self.base_url)
+                MemoryFrontier()
+                if state is None
+                else SqliteFrontier(state, base_url=self.base_url, options=stored_options(config))
             )
         self.frontier: Frontier = frontier
         if config.link_details is None:  # by default, pages carry their links when stored
             config = replace(config, link_details=frontier.stores_pages)
         self.config = config
-        self.stats = CrawlStats()
+        self.stats = CrawlStats(refused=self.link_rules.refused)
         self._parser = Parser(config.processes, link_details=bool(config.link_details))
         self._resources = contextlib.AsyncExitStack()
         self._stack = FetchStack(config, self.scope, throttle=throttle, on_rules=self._on_robots)
@@ -137,13 +146,7 @@ class AsyncCrawler(CourseAPI):
         self._client = self._stack.client
         self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
         self._sitemap_keys: set[str] = set()
-        self._targets = LinkTargets(
-            self.scope,
-            TrapGuard(
-                max_url_length=config.limits.max_url_length,
-                max_query_variants=config.limits.max_query_variants,
-            ),
-        )
+        self._targets = self._link_targets()
         self._on_page = on_page
         self._on_error = on_error
         self._started = 0  # pages whose fetch has begun (the max_pages budget)
@@ -162,6 +165,7 @@ class AsyncCrawler(CourseAPI):
     async def __aenter__(self) -> AsyncCrawler:
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(self.frontier)
+            self._take_stored_rules()
             await stack.enter_async_context(self._stack)
             await stack.enter_async_context(self._parser)
             self._resources = stack.pop_all()
@@ -174,6 +178,37 @@ class AsyncCrawler(CourseAPI):
         tb: TracebackType | None,
     ) -> None:
         await self._resources.__aexit__(exc_type, exc, tb)
+
+    def _link_targets(self) -> LinkTargets:
+        limits = self.config.limits
+        guard = TrapGuard(
+            max_url_length=limits.max_url_length, max_query_variants=limits.max_query_variants
+        )
+        return LinkTargets(self.link_rules, guard)
+
+    def _take_stored_rules(self) -> None:
+        """A resumed crawl obeys the rules it began with: the frontier's stored ones are taken
+        when this run gives none; other rules are refused (a :class:`StateError`), since the
+        queue and the links already seen were decided by the stored ones."""
+        stored = (self.frontier.options or {}).get("rules")
+        if stored is None:
+            return
+        rules = Rules.from_dict(stored)
+        given = given_rules(self.config)
+        if rules == given:
+            return
+        if given != Rules():
+            raise StateError(
+                f"this crawl began with {rules.describe()}, not {given.describe()}: resume it"
+                " with the same rules (or none, to reuse them), or start over with --fresh",
+                path=str(getattr(self.frontier, "path", "")),
+            )
+        self.config = replace(self.config, rules=rules, subdomains=False)
+        self.scope.reaim(self.config.scope_kind)
+        self.link_rules = LinkRules(self.scope, rules)
+        self.stats.refused = self.link_rules.refused
+        self._targets = self._link_targets()
+        self.stats.notes.append(f"resumed with the rules this crawl began with: {rules.describe()}")
 
     def stop(self) -> None:
         """Stop taking new URLs (Ctrl-C); requests in flight finish and are recorded."""
@@ -196,8 +231,11 @@ class AsyncCrawler(CourseAPI):
         if self.session is None:
             raise RuntimeError("use 'async with AsyncCrawler(...)' before crawl()")
         self._notify()
-        await self.frontier.add([Request(url=self.base_url, key=url_key(self.base_url))])
-        if self.config.politeness.sitemaps:
+        self.stats.scope = self.scope.describe()
+        # Start URLs (depth 0) are fetched whatever the rules say, in order.
+        starts = self.scope.start_urls
+        await self.frontier.add([Request(url=url, key=url_key(url)) for url in starts])
+        if self.config.politeness.sitemaps and self.config.limits.max_depth != 0:
             await self._seed_sitemaps()
         # A resumed crawl: max_pages counts the pages of earlier runs too.
         self.stats.resumed = self._started = (await self.frontier.stats()).done
@@ -245,18 +283,46 @@ class AsyncCrawler(CourseAPI):
     async def _crawl_request(self, request: Request) -> Page:
         page, links = await self._job.run(request)
         page.in_sitemap = request.key in self._sitemap_keys
+        if request.depth == 0 and page.redirects and page.final_url:
+            await self._start_redirected(request.url, page.final_url)
         if links:
             await self._enqueue(links, request)
         self._record(request, page)
         return page
 
+    async def _start_redirected(self, start: str, final: str) -> None:
+        """A start URL redirected (``http://a.test`` -> ``https://www.b.test/``): the final
+        URL's site becomes the scope in its place, said in the summary; a new origin's
+        sitemaps are read too."""
+        if start not in self.scope.start_urls:
+            return
+        was = self.scope.describe()
+        kind = None
+        if self.config.rules.scope is None and not self.config.subdomains:
+            kind = default_scope(final)  # /docs -> /docs/: a folder after all
+        self.scope.retarget(start, final, kind=kind)
+        self.stats.scope = self.scope.describe()
+        if self.stats.scope == was:
+            return
+        self.stats.notes.append(
+            f"start URL {start} redirected to {final}: the scope is now {self.stats.scope}"
+        )
+        origin = _origin(final)
+        if origin != _origin(start) and self.config.politeness.sitemaps:
+            await self._seed_sitemaps_of(origin)
+
     async def _seed_sitemaps(self) -> None:
-        """Queue the in-scope URLs of the start host's sitemaps (robots.txt ``Sitemap:``
-        lines, else ``/sitemap.xml``) at depth 1."""
+        """Queue the URLs of the start hosts' sitemaps (robots.txt ``Sitemap:`` lines, else
+        ``/sitemap.xml``) that are in scope and pass the rules (rewritten first), at depth 1."""
+        origins = dict.fromkeys(_origin(url) for url in self.scope.start_urls)
+        for origin in list(origins)[:MAX_SITEMAP_ORIGINS]:
+            await self._seed_sitemaps_of(origin)
+
+    async def _seed_sitemaps_of(self, origin: str) -> None:
         max_depth = self.config.limits.max_depth
         declared: tuple[str, ...] = ()
         if self.robots is not None:
-            declared = (await self.robots.rules(self.base_url)).sitemaps
+            declared = (await self.robots.rules(origin)).sitemaps
         policy = FollowPolicy(
             scope=self.scope,
             max_redirects=self.config.limits.max_redirects,
@@ -269,15 +335,21 @@ class AsyncCrawler(CourseAPI):
                 return None  # not there, or robots.txt keeps us out
             return result.status, result.body or b""
 
-        found = await discover(fetch, declared, self.base_url, self.scope)
+        found = await discover(fetch, declared, origin, self.scope)
         self.stats.notes += [f"sitemap {error}" for error in found.errors]
-        self.stats.sitemap_urls = len(found.urls)
-        self._sitemap_keys = {url_key(url) for url in found.urls}
+        self.stats.sitemap_urls += len(found.urls)
+        rules = self.link_rules
+        urls = found.urls
+        if rules.rules.rewrites:
+            urls = [url for url in map(rules.rewrite, urls) if url is not None]
+        self._sitemap_keys.update(url_key(url) for url in urls)
         if max_depth is not None and max_depth < 1:
             return
+        if rules.filters:
+            urls = [url for url in urls if rules.allows(url)]
         batch = [
-            Request(url=url, key=url_key(url), depth=1, referrer=self.base_url)
-            for url in found.urls
+            Request(url=url, key=url_key(url), depth=1, referrer=origin)
+            for url in urls
             if len(url) <= self.config.limits.max_url_length
         ]
         if batch and await self.frontier.add(batch):
@@ -324,6 +396,23 @@ class AsyncCrawler(CourseAPI):
                 self._on_error(page)
         if self._on_page is not None:
             self._on_page(page)
+
+
+def _origin(href: str) -> str:
+    """``scheme://host[:port]/`` of a canonical href."""
+    return href[: href.index("/", href.index("://") + 3) + 1]
+
+
+def given_rules(config: CrawlConfig) -> Rules:
+    """The config's rules, ``subdomains=True`` folded in as their scope."""
+    if config.subdomains and config.rules.scope is None:
+        return replace(config.rules, scope="subdomains")
+    return config.rules
+
+
+def stored_options(config: CrawlConfig) -> dict[str, Any]:
+    """What a durable frontier stores with a crawl so that a resume obeys the same aim."""
+    return {"rules": given_rules(config).to_dict()}
 
 
 async def crawl_site_async(

@@ -33,7 +33,8 @@ from ._exceptions import (
     RedirectOutOfScope,
     TooManyRedirects,
 )
-from ._urls import Scope, join
+from ._scope import CrawlScope
+from ._urls import join
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -75,7 +76,7 @@ class FollowPolicy:
     content type up to ``max_bytes`` decoded bytes (None: HTML bodies only, up to
     ``Limits.max_bytes``)."""
 
-    scope: Scope | None
+    scope: CrawlScope | None
     max_redirects: int
     max_bytes: int | None = None
 
@@ -108,7 +109,7 @@ def _map_errors(url: str) -> Iterator[None]:
 class Fetcher:
     """Fetches pages within a scope. Use as ``async with Fetcher(config, scope) as fetcher``."""
 
-    def __init__(self, config: CrawlConfig, scope: Scope) -> None:
+    def __init__(self, config: CrawlConfig, scope: CrawlScope) -> None:
         self._config = config
         self._scope = scope
         self.session: aiohttp.ClientSession | None = None

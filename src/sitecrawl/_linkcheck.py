@@ -30,8 +30,8 @@ from ._exceptions import (
 )
 from ._fetcher import FollowPolicy, RedirectTrail, Response
 from ._pagejob import BLOCKED
+from ._scope import CrawlScope
 from ._stack import FetchStack
-from ._urls import Scope
 
 HEAD_REFUSED = frozenset({405, 501})
 
@@ -73,7 +73,7 @@ class TargetStatus:
 class LinkChecker:
     """``async with LinkChecker(config, scope) as checker: found = await checker.check(urls)``."""
 
-    def __init__(self, config: CrawlConfig, scope: Scope) -> None:
+    def __init__(self, config: CrawlConfig, scope: CrawlScope) -> None:
         self._config = config
         self._scope = scope
         self._stack = FetchStack(config, scope)

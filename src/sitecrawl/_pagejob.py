@@ -13,6 +13,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from ._config import CrawlConfig
 from ._exceptions import (
@@ -32,7 +33,10 @@ from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
 from ._models import Page, Request
 from ._robots import RobotsCache, page_directives, product_token
 from ._throttle import Throttle, parse_retry_after
-from ._urls import Scope, split_host
+from ._urls import split_host
+
+if TYPE_CHECKING:
+    from ._scope import CrawlScope
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
@@ -157,7 +161,7 @@ class PageJob:
         self,
         client: PoliteClient,
         robots: RobotsCache | None,
-        scope: Scope,
+        scope: CrawlScope,
         config: CrawlConfig,
         parse: ParseFn,
     ) -> None:
@@ -167,6 +171,7 @@ class PageJob:
         self._config = config
         self._token = product_token(config.user_agent)
         self._policy = FollowPolicy(scope=scope, max_redirects=config.limits.max_redirects)
+        self._anywhere = FollowPolicy(scope=None, max_redirects=config.limits.max_redirects)
 
     async def allowed(self, url: str) -> bool:
         """True when robots.txt lets us fetch ``url``; raises :class:`RobotsUnreachable` when
@@ -184,9 +189,10 @@ class PageJob:
         if not await self.allowed(url):
             raise BlockedByRobots(BLOCKED, url=url)
 
-    def trail(self, url: str) -> RedirectTrail:
-        """A redirect trail from ``url`` that stays in the crawl's scope."""
-        return RedirectTrail(url, self._policy)
+    def trail(self, url: str, *, anywhere: bool = False) -> RedirectTrail:
+        """A redirect trail from ``url`` that stays in the crawl's scope (``anywhere``: that
+        goes to any http(s) URL, as a start URL's does)."""
+        return RedirectTrail(url, self._anywhere if anywhere else self._policy)
 
     async def fetch(self, trail: RedirectTrail) -> Response:
         """Fetch ``trail.current`` as the crawl does: robots.txt first, then a polite GET
@@ -199,7 +205,8 @@ class PageJob:
 
     async def run(self, request: Request) -> tuple[Page, list[str]]:
         page = Page(url=request.url, depth=request.depth, attempts=0)
-        trail = self.trail(request.url)
+        # A start or list URL (depth 0) is fetched wherever it redirects.
+        trail = self.trail(request.url, anywhere=request.depth == 0)
         try:
             result = await self.fetch(trail)
         except FetchError as exc:

@@ -29,7 +29,16 @@ def summary(stats: CrawlStats) -> str:
         parts.append(f"in sitemaps: {stats.sitemap_urls:,}")
     if stats.dropped_links:
         parts.append(f"trap links skipped: {stats.dropped_links:,}")
-    return "\n".join([" · ".join(parts), *stats.notes])
+    if stats.scope:
+        parts.append(f"scope: {stats.scope}")
+    lines = [" · ".join(parts)]
+    if stats.refused:
+        refused = sorted(stats.refused.items(), key=lambda item: (-item[1], item[0]))
+        lines.append(
+            "not followed (distinct URLs): "
+            + " · ".join(f"{rule}: {count:,}" for rule, count in refused)
+        )
+    return "\n".join([*lines, *stats.notes])
 
 
 class LiveProgress:

@@ -21,20 +21,28 @@ it, for the summary and for ``sitecrawl explain``.
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Literal, TypeAlias
+from typing import Any
 
 import ada_url
 
 from ._exceptions import ConfigError
-from ._urls import split_host, strip_fragment
+from ._scope import SCOPE_KINDS, CrawlScope, ScopeKind, default_scope, registrable_domain
+from ._urls import strip_fragment
 
-ScopeKind: TypeAlias = Literal["site", "prefix", "subdomains", "domain"]
-SCOPE_KINDS: tuple[ScopeKind, ...] = ("site", "prefix", "subdomains", "domain")
+__all__ = [
+    "SCOPE_KINDS",
+    "CrawlScope",
+    "LinkRules",
+    "Rules",
+    "ScopeKind",
+    "Verdict",
+    "default_scope",
+    "parse_strip_params",
+    "registrable_domain",
+]
 
 #: Why a URL is or is not followed (the first three are refusals).
 OUT_OF_SCOPE = "out of scope"
@@ -80,135 +88,46 @@ class Rules:
     def rewrites(self) -> bool:
         return bool(self.strip_params or self.rewrite)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (stored with a crawl's state): lists for tuples."""
+        return {
+            "scope": self.scope,
+            "include": list(self.include),
+            "exclude": list(self.exclude),
+            "strip_params": list(self.strip_params),
+            "rewrite": [list(pair) for pair in self.rewrite],
+        }
+
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> Rules:
+        """The inverse of :meth:`to_dict` (absent keys: their defaults)."""
+        return cls(
+            scope=stored.get("scope"),
+            include=tuple(stored.get("include", ())),
+            exclude=tuple(stored.get("exclude", ())),
+            strip_params=tuple(stored.get("strip_params", ())),
+            rewrite=tuple((str(p), str(r)) for p, r in stored.get("rewrite", ())),
+        )
+
+    def describe(self) -> str:
+        """The rules as command-line flags (``--scope prefix --exclude '[?&]sort='``)."""
+        from shlex import quote
+
+        words = [] if self.scope is None else ["--scope", self.scope]
+        words += [w for pattern in self.include for w in ("--include", quote(pattern))]
+        words += [w for pattern in self.exclude for w in ("--exclude", quote(pattern))]
+        if self.strip_params:
+            words += ["--strip-params", quote(",".join(self.strip_params))]
+        for pattern, replacement in self.rewrite:
+            words += ["--rewrite", quote(pattern), quote(replacement)]
+        return " ".join(words) or "no rules (the default scope)"
+
 
 def _compile(option: str, pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as exc:
         raise ConfigError(f"{option} {pattern!r}: not a valid regular expression: {exc}") from None
-
-
-def default_scope(start_url: str) -> ScopeKind:
-    """``prefix`` when ``start_url``'s path is a directory other than ``/``, else ``site``."""
-    path = _path(start_url)
-    return "prefix" if path != "/" and path.endswith("/") else "site"
-
-
-def _path(href: str) -> str:
-    start = href.index("://") + 3
-    slash = href.find("/", start)
-    if slash < 0:
-        return "/"
-    end = len(href)
-    for stop in "?#":
-        at = href.find(stop, slash)
-        if 0 <= at < end:
-            end = at
-    return href[slash:end]
-
-
-def _split_port(host: str) -> tuple[str, str]:
-    """``("example.com", ":8080")`` from ``example.com:8080``; IPv6 brackets kept."""
-    colon = host.rfind(":")
-    if colon > host.rfind("]"):
-        return host[:colon], host[colon:]
-    return host, ""
-
-
-@lru_cache(maxsize=1)
-def _public_suffixes() -> object:
-    from publicsuffixlist import PublicSuffixList
-
-    return PublicSuffixList()
-
-
-@lru_cache(maxsize=4096)
-def registrable_domain(hostname: str) -> str:
-    """The eTLD+1 of ``hostname`` (``shop.example.co.uk`` -> ``example.co.uk``); an IP
-    address, a one-label name or a public suffix itself is its own domain."""
-    bare = hostname.strip("[]")
-    try:
-        ipaddress.ip_address(bare)
-    except ValueError:
-        pass
-    else:
-        return hostname
-    if "." not in hostname:
-        return hostname
-    found = _public_suffixes().privatesuffix(hostname)  # type: ignore[attr-defined]
-    return str(found) if found else hostname
-
-
-@dataclass(frozen=True, slots=True)
-class _Start:
-    kind: ScopeKind
-    site: str  # host[:port], "www." dropped
-    hostname: str  # for "domain": the registrable domain
-    port: str
-    directory: str  # for "prefix": the path up to and including its last "/"
-
-
-class CrawlScope:
-    """The union of the start URLs' scopes (one kind for all of them)."""
-
-    __slots__ = ("_starts", "kind")
-
-    def __init__(self, start_urls: list[str] | tuple[str, ...], kind: ScopeKind) -> None:
-        if not start_urls:
-            raise ConfigError("a crawl needs at least one start URL")
-        self.kind = kind
-        starts = []
-        for url in start_urls:
-            host = split_host(url)
-            site = host[4:] if host.startswith("www.") else host
-            hostname, port = _split_port(site)
-            path = _path(url)
-            starts.append(
-                _Start(
-                    kind=kind,
-                    site=site,
-                    hostname=registrable_domain(hostname) if kind == "domain" else hostname,
-                    port=port,
-                    directory=path[: path.rfind("/") + 1],
-                )
-            )
-        self._starts = tuple(starts)
-
-    def contains(self, href: str) -> bool:
-        host = split_host(href)
-        site = host[4:] if host.startswith("www.") else host
-        for start in self._starts:
-            kind = start.kind
-            if kind == "site":
-                if site == start.site:
-                    return True
-            elif kind == "prefix":
-                if site == start.site and _path(href).startswith(start.directory):
-                    return True
-            else:
-                hostname, port = _split_port(host)
-                if port != start.port:
-                    continue
-                if kind == "subdomains":
-                    if site == start.site or hostname.endswith("." + start.hostname):
-                        return True
-                elif registrable_domain(hostname) == start.hostname:
-                    return True
-        return False
-
-    def describe(self) -> str:
-        """For the summary line: ``prefix 127.0.0.1:8000/book/``."""
-        parts = []
-        for start in self._starts:
-            if start.kind == "prefix":
-                parts.append(start.site + start.directory)
-            elif start.kind == "domain":
-                parts.append(start.hostname + start.port)
-            elif start.kind == "subdomains":
-                parts.append("*." + start.site)
-            else:
-                parts.append(start.site)
-        return f"{self.kind} {', '.join(dict.fromkeys(parts))}"
 
 
 @dataclass(frozen=True, slots=True)

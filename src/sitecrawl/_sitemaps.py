@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
-from ._urls import Scope, join
+from ._scope import CrawlScope
+from ._urls import join
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit, uncompressed
 MAX_SITEMAP_FILES = 50
@@ -90,7 +91,7 @@ class Discovery:
 
 
 async def discover(
-    fetch: SitemapFetch, declared: Iterable[str], base: str, scope: Scope
+    fetch: SitemapFetch, declared: Iterable[str], base: str, scope: CrawlScope
 ) -> Discovery:
     """Walk sitemaps breadth-first from the robots.txt ``Sitemap:`` lines (else
     ``/sitemap.xml``), at most :data:`MAX_SITEMAP_FILES` files; keep in-scope page URLs."""

@@ -21,8 +21,9 @@ from ._exceptions import FetchError, RedirectOutOfScope, TooManyRedirects
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
 from ._pagejob import PoliteClient
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
+from ._scope import CrawlScope
 from ._throttle import Throttle
-from ._urls import Scope, split_host
+from ._urls import split_host
 
 #: robots.txt: redirects to any http(s) host, at most five; the first 512 KiB of any body.
 ROBOTS_POLICY = FollowPolicy(
@@ -41,7 +42,7 @@ class FetchStack:
     def __init__(
         self,
         config: CrawlConfig,
-        scope: Scope,
+        scope: CrawlScope,
         *,
         throttle: Throttle | None = None,
         on_rules: RulesHook | None = None,

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from ._models import PAGE_FIELDS, Page
+from ._scope import CrawlScope
 from ._sitedata import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
-from ._urls import Scope, url_key
+from ._urls import url_key
 
 ColumnType: TypeAlias = Literal["str", "int", "float", "bool", "strs", "hops", "pairs"]
 """``strs``: a list of strings; ``hops``: ``[[url, status], ...]``; ``pairs``: ``[[a, b], ...]``
@@ -95,7 +96,7 @@ class InternalTest:
     (which covers a ``--subdomains`` crawl read back from a state file)."""
 
     def __init__(self, base_url: str, crawled: Iterable[str] = ()) -> None:
-        self._scope = Scope.for_base(base_url)
+        self._scope = CrawlScope([base_url], "site")
         self._crawled = set(crawled)
         self._memo: dict[str, bool] = {}
 

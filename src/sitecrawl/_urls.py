@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import ada_url
 
 from ._exceptions import InvalidURL
+
+if TYPE_CHECKING:
+    from ._rules import LinkRules
 
 _WEB_SCHEMES = ("http://", "https://")
 #: A reference's scheme as the URL parser reads it (no whitespace, which it would strip first).
@@ -110,32 +113,6 @@ def normalize_url(url: str) -> str:
     Raises :class:`InvalidURL` for text that is not an http(s) URL.
     """
     return url_key(parse_base_url(url))
-
-
-def _site_host(host: str) -> str:
-    return host[4:] if host.startswith("www.") else host
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """Which hosts belong to the crawl: the base host, ``www.`` or not, and optionally its
-    subdomains. The port is part of the host: ``127.0.0.1:8001`` is another site than
-    ``127.0.0.1:8002``."""
-
-    site: str
-    subdomains: bool = False
-
-    @classmethod
-    def for_base(cls, base_href: str, *, subdomains: bool = False) -> Scope:
-        return cls(site=_site_host(split_host(base_href)), subdomains=subdomains)
-
-    def contains_host(self, host: str) -> bool:
-        if host == self.site or (host.startswith("www.") and host[4:] == self.site):
-            return True
-        return self.subdomains and host.endswith("." + self.site)
-
-    def contains(self, href: str) -> bool:
-        return self.contains_host(split_host(href))
 
 
 def base_directory(base: str) -> str:
@@ -308,7 +285,8 @@ class TrapGuard:
 
 class LinkTargets:
     """Which links to offer the frontier, decided once per distinct URL: ``(url, key)`` for a
-    URL not seen before that is in scope and not a trap (:class:`TrapGuard`).
+    URL not seen before that, rewritten by the crawl's rules (:class:`~._rules.LinkRules`),
+    is in scope, passes the include/exclude rules and is not a trap (:class:`TrapGuard`).
 
     Links repeat across pages (navigation, breadcrumbs), and most pages of a large crawl link
     only to URLs seen before: a set difference (C speed) finds that and skips the page's
@@ -317,27 +295,37 @@ class LinkTargets:
     Memory stays bounded: past ``max_entries`` the set is cleared, URLs are offered again and
     the frontier's own dedupe decides."""
 
-    __slots__ = ("_guard", "_max", "_scope", "_seen", "rejected")
+    __slots__ = ("_filters", "_guard", "_max", "_rewrites", "_rules", "_seen", "rejected")
 
-    def __init__(self, scope: Scope, guard: TrapGuard, max_entries: int = 100_000) -> None:
-        self._scope = scope
+    def __init__(self, rules: LinkRules, guard: TrapGuard, max_entries: int = 100_000) -> None:
+        self._rules = rules
+        # Without rules, a link costs a scope check only: no regex, no rewrite.
+        self._rewrites = rules.rules.rewrites
+        self._filters = rules.filters
         self._guard = guard
         self._seen: set[str] = set()
         self._max = max_entries
         self.rejected = 0  # in-scope URLs the trap guard turned down (once per memo lifetime)
 
-    def _classify(self, url: str) -> str | None:
-        if not self._scope.contains(url):
+    def _classify(self, url: str) -> tuple[str, str] | None:
+        rules = self._rules
+        if self._rewrites:
+            rewritten = rules.rewrite(url)
+            if rewritten is None:
+                return None
+            url = rewritten
+        if not (rules.allows(url) if self._filters else rules.scope.contains(url)):
             return None
         key = url_key(url)
         if self._guard.allows(url, key):
-            return key
+            return url, key
         self.rejected += 1
         return None
 
     def keyed(self, urls: list[str]) -> list[tuple[str, str]]:
-        """``(url, key)`` for each URL to offer the frontier, in order; the caller offers
-        them (a URL is not returned twice while the memo holds it)."""
+        """``(url, key)`` for each URL to offer the frontier, in order (``url`` rewritten by
+        the rules); the caller offers them (a URL is not returned twice while the memo holds
+        it)."""
         seen = self._seen
         if len(seen) > self._max:
             seen.clear()
@@ -349,7 +337,7 @@ class LinkTargets:
         for url in urls:
             if url in new:
                 new.discard(url)  # its first occurrence decides
-                key = self._classify(url)
-                if key is not None:
-                    out.append((url, key))
+                target = self._classify(url)
+                if target is not None:
+                    out.append(target)
         return out

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .._version import __version__
-from . import _check, _crawl, _export, _report, _status, _worker
+from . import _check, _crawl, _explain, _export, _report, _status, _worker
 from ._common import EXIT_USAGE, Parser, UsageError
 
-COMMANDS = (_crawl, _worker, _status, _export, _check, _report)
+COMMANDS = (_crawl, _worker, _status, _export, _check, _report, _explain)
 
 
 def build_parser() -> Parser:

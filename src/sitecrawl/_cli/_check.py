@@ -32,6 +32,7 @@ from ._common import (
 if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._models import Page
+    from .._rules import CrawlScope
     from ..frontier import SqliteFrontier
 
 
@@ -72,21 +73,20 @@ def _execute(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write {args.junit}: {exc.strerror or exc}") from None
     state = None
     if args.state:
+        from .._crawler import stored_options
         from ..frontier import SqliteFrontier
 
-        state = SqliteFrontier(args.state, base_url=base_url, fresh=args.fresh)
+        state = SqliteFrontier(
+            args.state, base_url=base_url, fresh=args.fresh, options=stored_options(config)
+        )
     return run_async(_check(config, base_url, state, args))
 
 
-def link_targets(
-    pages: list[Page], base_url: str, *, subdomains: bool, external: bool
-) -> list[str]:
+def link_targets(pages: list[Page], scope: CrawlScope, *, external: bool) -> list[str]:
     """What to check after the crawl: targets it did not fetch, distinct, in link order. The
     site's resources (every kind but ``a``); external URLs of any kind with ``external``."""
     from .._audit import page_key
-    from .._urls import Scope
 
-    scope = Scope.for_base(base_url, subdomains=subdomains)
     crawled = {page_key(page.url) for page in pages}
     targets: dict[str, None] = {}
     for page in pages:
@@ -103,7 +103,8 @@ async def _check(
 ) -> int:
     from .._checkresult import check_outcome, format_text, junit_xml
     from .._linkcheck import LinkChecker
-    from .._urls import Scope
+    from .._rules import CrawlScope
+    from .._urls import parse_base_url
     from ._crawl import _crawl
     from ._store import CrawlRecords, collector
 
@@ -115,11 +116,10 @@ async def _check(
     code = await _crawl(config, [collector(records)], state, quiet=args.quiet)
     if code == EXIT_INTERRUPTED:
         return code
-    targets = link_targets(
-        records.pages, base_url, subdomains=config.subdomains, external=args.external
-    )
+    # The crawl's scope (its kind and rules' scope), for what is internal.
+    scope = CrawlScope([parse_base_url(url) for url in config.starts], config.scope_kind)
+    targets = link_targets(records.pages, scope, external=args.external)
     checked_at = time.monotonic()
-    scope = Scope.for_base(base_url, subdomains=config.subdomains)
     async with LinkChecker(config, scope) as checker:
         checked = await checker.check(targets)
     if not args.quiet and targets:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._crawler import AsyncCrawler
     from .._models import Page
+    from .._rules import Rules
     from ..sinks import Sink
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -161,9 +162,7 @@ def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
     )
     crawl.add_argument("-n", "--max-pages", type=count(1), help="stop after N pages")
     crawl.add_argument("-d", "--max-depth", type=count(0), help="follow links N levels deep")
-    crawl.add_argument(
-        "--subdomains", action="store_true", help="also crawl subdomains of the start URL's host"
-    )
+    add_rules_options(crawl)
     crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header")
     crawl.add_argument(
         "--timeout",
@@ -174,6 +173,71 @@ def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
     )
     add_processes_option(crawl, default=min(2, os.cpu_count() or 1))
     _add_politeness(crawl)
+
+
+def add_rules_options(parser: argparse.ArgumentParser) -> None:
+    """Scope, include/exclude, strip-params, rewrite: what the crawl follows (issue 15)."""
+    group = parser.add_argument_group("crawl control")
+    group.add_argument(
+        "--scope",
+        choices=("site", "prefix", "subdomains", "domain"),
+        help="what to crawl: the start host (site), its folder (prefix), its subdomains too,"
+        " or its whole registrable domain (default: prefix when the start URL is a folder"
+        " other than /, else site)",
+    )
+    group.add_argument(
+        "--subdomains",
+        action="store_const",
+        const="subdomains",
+        dest="scope",
+        help="the same as --scope subdomains",
+    )
+    group.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="follow only URLs matching REGEX (Python re.search; repeatable: any of them)",
+    )
+    group.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="never follow URLs matching REGEX (repeatable)",
+    )
+    group.add_argument(
+        "--strip-params",
+        metavar="NAMES",
+        default="",
+        help="drop these query parameters from discovered URLs (comma-separated globs:"
+        " 'utm_*,fbclid'; '*' drops the whole query)",
+    )
+    group.add_argument(
+        "--rewrite",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("REGEX", "REPLACEMENT"),
+        help="rewrite discovered URLs (re.sub, repeatable, applied in order)",
+    )
+
+
+def rules_from_args(args: argparse.Namespace) -> Rules:
+    """The :class:`~sitecrawl._rules.Rules` of the options; a bad one is a :class:`UsageError`."""
+    from .._exceptions import ConfigError
+    from .._rules import Rules, parse_strip_params
+
+    try:
+        return Rules(
+            scope=args.scope,
+            include=tuple(args.include),
+            exclude=tuple(args.exclude),
+            strip_params=parse_strip_params(args.strip_params),
+            rewrite=tuple((pattern, replacement) for pattern, replacement in args.rewrite),
+        )
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def add_processes_option(parser: argparse.ArgumentParser, *, default: int) -> None:
@@ -209,9 +273,13 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     from .._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Politeness, Timeouts
     from .._exceptions import SitecrawlError
 
+    rules = rules_from_args(args)
+    starts = tuple(getattr(args, "urls", None) or [args.url])
     try:
         return CrawlConfig(
-            base_url=args.url,
+            base_url=starts[0],
+            start_urls=starts if len(starts) > 1 else (),
+            rules=rules,
             limits=Limits(
                 max_concurrency=args.concurrency,
                 max_pages=args.max_pages,
@@ -231,7 +299,6 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
                 jitter=args.jitter,
                 retries=args.retries,
             ),
-            subdomains=args.subdomains,
             processes=args.processes,
             user_agent=args.user_agent or DEFAULT_USER_AGENT,
         )

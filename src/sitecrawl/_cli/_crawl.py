@@ -74,10 +74,13 @@ def _execute(args: argparse.Namespace) -> int:
         raise UsageError("--crawl-id names a crawl in Redis: add --redis URL")
     state = None
     if not args.no_state:
+        from .._crawler import stored_options
         from ..frontier import SqliteFrontier
 
         path = args.state or default_state_path(base_url)
-        state = SqliteFrontier(path, base_url=base_url, fresh=args.fresh)
+        state = SqliteFrontier(
+            path, base_url=base_url, fresh=args.fresh, options=stored_options(config)
+        )
     with open_sinks(args.output) as sinks:
         if args.report:
             return run_async(_crawl_and_report(config, sinks, state, args.report, args.quiet))

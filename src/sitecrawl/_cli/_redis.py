@@ -72,12 +72,15 @@ def config_from_dict(stored: dict[str, Any], **local: Any) -> CrawlConfig:
     """The config stored at seed time, with this worker's ``max_concurrency`` and
     ``processes`` when given."""
     from .._config import CrawlConfig, Limits, Politeness, Timeouts
+    from .._rules import Rules
 
     limits = dict(stored["limits"])
     if local.get("max_concurrency") is not None:
         limits["max_concurrency"] = local["max_concurrency"]
     return CrawlConfig(
         base_url=stored["base_url"],
+        start_urls=tuple(stored.get("start_urls", ())),
+        rules=Rules.from_dict(stored.get("rules", {})),
         limits=Limits(**limits),
         timeouts=Timeouts(**stored["timeouts"]),
         politeness=Politeness(**stored["politeness"]),
@@ -120,7 +123,10 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
     async def run(sinks: list[Sink]) -> int:
         async with frontier:
             prepare(frontier)
+            rules_note = same_rules(frontier.config, config)
             if not args.quiet:
+                if rules_note:
+                    print(rules_note, file=sys.stderr)
                 print(
                     f"crawl {crawl_id} in Redis: add workers anywhere with"
                     f" sitecrawl worker --redis {args.redis} --crawl-id {crawl_id}",
@@ -174,6 +180,23 @@ async def work(
     if failed is not None:
         return start_page_failed(failed)
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+def same_rules(stored: dict[str, Any], config: CrawlConfig) -> str | None:
+    """A crawl joined in Redis obeys the rules it was created with: a note when this command
+    gave none (they are taken), a :class:`UsageError` when it gave others (the queue was
+    decided by the stored ones)."""
+    from .._rules import Rules
+
+    rules = Rules.from_dict(stored.get("rules", {}))
+    if rules == config.rules:
+        return None
+    if config.rules != Rules():
+        raise UsageError(
+            f"crawl in Redis began with {rules.describe()}, not {config.rules.describe()}:"
+            " join it with the same rules (or none, to reuse them), or start over with --fresh"
+        )
+    return f"joined with the rules this crawl began with: {rules.describe()}"
 
 
 def status_line(frontier: RedisFrontier, status: Any) -> str:

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from .._models import Page, Request
 
@@ -41,6 +41,10 @@ class Frontier(ABC):
     #: True when :meth:`mark_done` stores the page, links with anchor text and rel included
     #: (the crawler extracts those only then).
     stores_pages: bool = False
+
+    #: The crawl's options a durable backend stored when the crawl began (its rules), read
+    #: back when it is opened again; None when it stores none.
+    options: dict[str, Any] | None = None
 
     async def __aenter__(self) -> Self:
         await self.open()

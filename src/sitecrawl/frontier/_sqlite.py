@@ -4,7 +4,8 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
 
     meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version,
                                                           crawl_seconds (all runs together),
-                                                          upgraded_from (an older file's schema)
+                                                          upgraded_from (an older file's schema),
+                                                          options (JSON: the crawl's rules)
     urls   (id INTEGER PRIMARY KEY,                       discovery order
             key TEXT UNIQUE NOT NULL,                     url_key(): the seen set
             url TEXT,                                     NULL for keys only claimed
@@ -57,11 +58,13 @@ call is a few index lookups in SQLite's page cache, cheaper than a hop to a work
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from .._exceptions import StateError
 from .._models import Page, Request
@@ -95,7 +98,9 @@ class SqliteFrontier(Frontier):
     """A durable frontier and page store in one SQLite file at ``path``.
 
     ``base_url`` binds a new file to a crawl and is checked against an existing one (another
-    site's state is refused); None skips the check (export). ``fresh`` empties an existing
+    site's state is refused); None skips the check (export). ``options`` (the crawl's rules,
+    JSON) are stored with a new file; an existing file's stored ones replace them in
+    :attr:`options` when opened. ``fresh`` empties an existing
     state file first; ``create=False`` refuses a missing one. Every problem with the file
     raises :class:`~sitecrawl.StateError` and leaves the file as it was.
     """
@@ -110,9 +115,11 @@ class SqliteFrontier(Frontier):
         fresh: bool = False,
         create: bool = True,
         commit_interval: float = 0.0,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.base_url = base_url
+        self.options = options
         self._fresh = fresh
         self._create = create
         self._commit_interval = commit_interval
@@ -182,6 +189,7 @@ class SqliteFrontier(Frontier):
                 )
             else:
                 self.base_url = stored
+                self.options = json.loads(read_meta(conn).get("options", "null"))
         if new and self.base_url is None:
             raise StateError(f"{self.path} holds no crawl state", path=self.path)
         if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
@@ -192,6 +200,8 @@ class SqliteFrontier(Frontier):
         if new:
             assert self.base_url is not None
             create(conn, self.base_url)
+            if self.options is not None:
+                conn.execute("INSERT INTO meta VALUES ('options', ?)", (json.dumps(self.options),))
         else:
             migrate(conn, self._version)
         conn.execute("BEGIN")
