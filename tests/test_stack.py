@@ -19,8 +19,8 @@ from sitecrawl import (
 )
 from sitecrawl._fetcher import FollowPolicy, RedirectTrail, Response
 from sitecrawl._linkcheck import LinkChecker
+from sitecrawl._scope import CrawlScope
 from sitecrawl._stack import FetchStack
-from sitecrawl._urls import Scope
 
 RULES = "User-agent: *\nDisallow: /private\n"
 BIG = 100_000
@@ -82,11 +82,11 @@ def redirect_app(robots_at: str | None = None) -> web.Application:
     return app
 
 
-def stack_for(server: ServerThread, *, obey_robots: bool = False) -> tuple[FetchStack, Scope]:
+def stack_for(server: ServerThread, *, obey_robots: bool = False) -> tuple[FetchStack, CrawlScope]:
     config = CrawlConfig(
         base_url=server.url, politeness=Politeness(retries=0, obey_robots=obey_robots)
     )
-    scope = Scope.for_base(server.url, subdomains=False)
+    scope = CrawlScope([server.url + "/"], "site")
     return FetchStack(config, scope), scope
 
 
@@ -188,7 +188,7 @@ async def test_the_link_checker_follows_through_the_stack(serve: ServeFn) -> Non
     again with GET; robots.txt asked before each in-scope hop."""
     server = serve(redirect_app())
     config = CrawlConfig(base_url=server.url, politeness=Politeness(retries=0))
-    scope = Scope.for_base(server.url, subdomains=False)
+    scope = CrawlScope([server.url + "/"], "site")
     urls = [f"{server.url}/away?to=/nohead", f"{server.url}/loop", f"{server.url}/hop/1"]
     urls.append(f"{server.url}/away?to=/private/x")
     async with LinkChecker(config, scope) as checker:
