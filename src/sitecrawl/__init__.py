@@ -13,113 +13,83 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from ._version import __version__ as __version__
 
-if TYPE_CHECKING:
-    from ._config import CrawlConfig, Limits, Politeness, Timeouts
-    from ._crawler import AsyncCrawler, CrawlStats, crawl_site_async
-    from ._exceptions import (
-        BlockedByRobots,
-        BodyTooLarge,
-        ConfigError,
-        ConnectError,
-        DNSError,
-        FetchError,
-        FetchTimeout,
-        HTTPStatusError,
-        InvalidURL,
-        NotHTMLError,
-        ParseError,
-        ProtocolError,
-        RedirectLoop,
-        RedirectOutOfScope,
-        RobotsUnreachable,
-        SitecrawlError,
-        StateError,
-        TooManyRedirects,
-    )
-    from ._extract import (
-        extract_page_data,
-        get_first_paragraph_from_html,
-        get_h1_from_html,
-        get_images_from_html,
-        get_urls_from_html,
-    )
-    from ._models import Page, Request
-    from ._urls import normalize_url
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
+    from ._config import CrawlConfig as CrawlConfig
+    from ._config import Limits as Limits
+    from ._config import Politeness as Politeness
+    from ._config import Timeouts as Timeouts
+    from ._crawler import AsyncCrawler as AsyncCrawler
+    from ._crawler import CrawlStats as CrawlStats
+    from ._crawler import crawl_site_async as crawl_site_async
+    from ._exceptions import BlockedByRobots as BlockedByRobots
+    from ._exceptions import BodyTooLarge as BodyTooLarge
+    from ._exceptions import ConfigError as ConfigError
+    from ._exceptions import ConnectError as ConnectError
+    from ._exceptions import DNSError as DNSError
+    from ._exceptions import FetchError as FetchError
+    from ._exceptions import FetchTimeout as FetchTimeout
+    from ._exceptions import HTTPStatusError as HTTPStatusError
+    from ._exceptions import InvalidURL as InvalidURL
+    from ._exceptions import NotHTMLError as NotHTMLError
+    from ._exceptions import ParseError as ParseError
+    from ._exceptions import ProtocolError as ProtocolError
+    from ._exceptions import RedirectLoop as RedirectLoop
+    from ._exceptions import RedirectOutOfScope as RedirectOutOfScope
+    from ._exceptions import RobotsUnreachable as RobotsUnreachable
+    from ._exceptions import SitecrawlError as SitecrawlError
+    from ._exceptions import StateError as StateError
+    from ._exceptions import TooManyRedirects as TooManyRedirects
+    from ._extract import extract_page_data as extract_page_data
+    from ._extract import get_first_paragraph_from_html as get_first_paragraph_from_html
+    from ._extract import get_h1_from_html as get_h1_from_html
+    from ._extract import get_images_from_html as get_images_from_html
+    from ._extract import get_urls_from_html as get_urls_from_html
+    from ._models import Page as Page
+    from ._models import Request as Request
+    from ._urls import normalize_url as normalize_url
 
+#: Public name -> the private module it lives in, imported on first use (``__getattr__``).
 _LAZY = {
-    "AsyncCrawler": "._crawler",
-    "BlockedByRobots": "._exceptions",
-    "BodyTooLarge": "._exceptions",
-    "ConfigError": "._exceptions",
-    "ConnectError": "._exceptions",
-    "CrawlConfig": "._config",
-    "CrawlStats": "._crawler",
-    "DNSError": "._exceptions",
-    "FetchError": "._exceptions",
-    "FetchTimeout": "._exceptions",
-    "HTTPStatusError": "._exceptions",
-    "InvalidURL": "._exceptions",
-    "Limits": "._config",
-    "NotHTMLError": "._exceptions",
-    "ParseError": "._exceptions",
-    "Page": "._models",
-    "Politeness": "._config",
-    "ProtocolError": "._exceptions",
-    "RedirectLoop": "._exceptions",
-    "RedirectOutOfScope": "._exceptions",
-    "Request": "._models",
-    "RobotsUnreachable": "._exceptions",
-    "SitecrawlError": "._exceptions",
-    "StateError": "._exceptions",
-    "Timeouts": "._config",
-    "TooManyRedirects": "._exceptions",
-    "crawl_site_async": "._crawler",
-    "extract_page_data": "._extract",
-    "get_first_paragraph_from_html": "._extract",
-    "get_h1_from_html": "._extract",
-    "get_images_from_html": "._extract",
-    "get_urls_from_html": "._extract",
-    "normalize_url": "._urls",
+    name: module
+    for module, names in {
+        "._config": ("CrawlConfig", "Limits", "Politeness", "Timeouts"),
+        "._crawler": ("AsyncCrawler", "CrawlStats", "crawl_site_async"),
+        "._exceptions": (
+            "BlockedByRobots",
+            "BodyTooLarge",
+            "ConfigError",
+            "ConnectError",
+            "DNSError",
+            "FetchError",
+            "FetchTimeout",
+            "HTTPStatusError",
+            "InvalidURL",
+            "NotHTMLError",
+            "ParseError",
+            "ProtocolError",
+            "RedirectLoop",
+            "RedirectOutOfScope",
+            "RobotsUnreachable",
+            "SitecrawlError",
+            "StateError",
+            "TooManyRedirects",
+        ),
+        "._extract": (
+            "extract_page_data",
+            "get_first_paragraph_from_html",
+            "get_h1_from_html",
+            "get_images_from_html",
+            "get_urls_from_html",
+        ),
+        "._models": ("Page", "Request"),
+        "._urls": ("normalize_url",),
+    }.items()
+    for name in names
 }
 
-__all__ = [
-    "AsyncCrawler",
-    "BlockedByRobots",
-    "BodyTooLarge",
-    "ConfigError",
-    "ConnectError",
-    "CrawlConfig",
-    "CrawlStats",
-    "DNSError",
-    "FetchError",
-    "FetchTimeout",
-    "HTTPStatusError",
-    "InvalidURL",
-    "Limits",
-    "NotHTMLError",
-    "Page",
-    "ParseError",
-    "Politeness",
-    "ProtocolError",
-    "RedirectLoop",
-    "RedirectOutOfScope",
-    "Request",
-    "RobotsUnreachable",
-    "SitecrawlError",
-    "StateError",
-    "Timeouts",
-    "TooManyRedirects",
-    "__version__",
-    "crawl_site_async",
-    "extract_page_data",
-    "get_first_paragraph_from_html",
-    "get_h1_from_html",
-    "get_images_from_html",
-    "get_urls_from_html",
-    "normalize_url",
-]
+__all__ = sorted([*_LAZY, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
