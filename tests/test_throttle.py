@@ -42,6 +42,9 @@ def test_throttle_caps_per_host_at_concurrency_and_reports() -> None:
     assert a.max_limit == 3
     assert throttle.slot("a:80") is a
     assert throttle.reasons() == {"a:80": "delay 0.5 s"}
+    fast = Throttle(Politeness(delay=0.02), max_concurrency=3)
+    fast.slot("b:80")
+    assert fast.reasons() == {"b:80": "delay 0.02 s"}  # not "delay 0.0 s"
     a.set_crawl_delay(99.0)
     assert (a.crawl_delay_capped_from, a.crawl_delay) == (99.0, 30.0)
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._extract import get_urls_from_html as get_urls_from_html
     from ._models import Page as Page
     from ._models import Request as Request
+    from ._terminal import printable as printable
     from ._urls import normalize_url as normalize_url
 
 #: Public name -> the private module it lives in, imported on first use (``__getattr__``).
@@ -84,6 +85,7 @@ _LAZY = {
             "get_urls_from_html",
         ),
         "._models": ("Page", "Request"),
+        "._terminal": ("printable",),
         "._urls": ("normalize_url",),
     }.items()
     for name in names

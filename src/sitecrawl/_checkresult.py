@@ -31,6 +31,7 @@ from ._exceptions import RedirectOutOfScope
 from ._linkcheck import TargetStatus
 from ._models import Page
 from ._tables import site_rows
+from ._terminal import printable
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +145,8 @@ def _chain(link: RedirectChain) -> str:
 
 
 def format_text(outcome: CheckOutcome) -> str:
-    """The human report: each broken target with its referrers, then the redirects."""
+    """The human report: each broken target with its referrers, then the redirects. Crawled
+    text is made :func:`~sitecrawl._terminal.printable` (one line per entry, no escapes)."""
     lines: list[str] = []
     for broken in outcome.broken:
         scope = "internal" if broken.internal else "external"
@@ -155,7 +157,7 @@ def format_text(outcome: CheckOutcome) -> str:
         lines.append(f"{label} {link.url}  {_chain(link)}")
         lines += _referrer_lines(link.referrers)
     lines.append(summary_line(outcome))
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def summary_line(outcome: CheckOutcome) -> str:

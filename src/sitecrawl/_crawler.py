@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any
@@ -27,6 +28,7 @@ from ._config import CrawlConfig
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError, FetchError, StateError
 from ._fetcher import FollowPolicy, RedirectTrail
+from ._log import logger
 from ._models import Page, Request
 from ._pagejob import PageJob
 from ._parsing import Parser
@@ -38,7 +40,9 @@ from ._throttle import Throttle
 from ._urls import LinkTargets, TrapGuard, parse_base_url, split_host, url_key
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 
-PageHook = Callable[[Page], None]
+#: ``on_page`` / ``on_error``: a function, or an ``async def`` (awaited before the worker
+#: goes on: a slow hook slows the crawl instead of piling up pages).
+PageHook = Callable[[Page], Awaitable[None] | None]
 #: Sitemaps are read from the origins of the first start URLs, at most this many.
 MAX_SITEMAP_ORIGINS = 10
 
@@ -287,7 +291,7 @@ class AsyncCrawler(CourseAPI):
             await self._start_redirected(request.url, page.final_url)
         if links:
             await self._enqueue(links, request)
-        self._record(request, page)
+        await self._record(request, page)
         return page
 
     async def _start_redirected(self, start: str, final: str) -> None:
@@ -366,6 +370,7 @@ class AsyncCrawler(CourseAPI):
             )
             if note not in self.stats.notes:
                 self.stats.notes.append(note)
+                logger.warning("%s", note)
 
     async def _enqueue(self, links: list[str], parent: Request) -> None:
         depth = parent.depth + 1
@@ -382,7 +387,8 @@ class AsyncCrawler(CourseAPI):
         if batch and await self.frontier.add(batch):
             self._notify()
 
-    def _record(self, request: Request, page: Page) -> None:
+    async def _record(self, request: Request, page: Page) -> None:
+        logger.debug("page %s %s: %s", page.status, page.url, page.error or "ok")
         stats = self.stats
         stats.pages += 1
         stats.statuses[page.status] += 1
@@ -393,9 +399,17 @@ class AsyncCrawler(CourseAPI):
         if page.error is not None:
             stats.errors += 1
             if self._on_error is not None:
-                self._on_error(page)
+                await _call(self._on_error, page)
         if self._on_page is not None:
-            self._on_page(page)
+            await _call(self._on_page, page)
+
+
+async def _call(hook: PageHook, page: Page) -> None:
+    """Call a hook; await what it returns when that is awaitable (an ``async def``, or any
+    callable returning a coroutine: a partial, an object with an async ``__call__``)."""
+    result = hook(page)
+    if inspect.isawaitable(result):
+        await result
 
 
 def _origin(href: str) -> str:
@@ -419,12 +433,43 @@ async def crawl_site_async(
     base_url: str,
     max_concurrency: int = 8,
     max_pages: int | None = None,
-    **options: Any,
+    *,
+    max_depth: int | None = None,
+    subdomains: bool = False,
+    user_agent: str | None = None,
+    timeout: float | None = None,
+    processes: int = 1,
+    config: CrawlConfig | None = None,
+    frontier: Frontier | None = None,
+    on_page: PageHook | None = None,
+    on_error: PageHook | None = None,
+    keep_pages: bool = True,
+    state: str | os.PathLike[str] | None = None,
+    link_details: bool | None = None,
+    throttle: Throttle | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Crawl a site and return ``page_data``: normalized URL -> page dict.
 
-    ``options`` are :class:`AsyncCrawler`'s keyword arguments (``max_depth``, ``subdomains``,
-    ``user_agent``, ``timeout``, ``on_page``, ...). Await it; it works inside a running loop.
+    The arguments are :class:`AsyncCrawler`'s, spelled out so a type checker catches a
+    misspelled one. Await it; it works inside a running loop.
     """
-    async with AsyncCrawler(base_url, max_concurrency, max_pages, **options) as crawler:
+    crawler = AsyncCrawler(
+        base_url,
+        max_concurrency,
+        max_pages,
+        max_depth=max_depth,
+        subdomains=subdomains,
+        user_agent=user_agent,
+        timeout=timeout,
+        processes=processes,
+        config=config,
+        frontier=frontier,
+        on_page=on_page,
+        on_error=on_error,
+        keep_pages=keep_pages,
+        state=state,
+        link_details=link_details,
+        throttle=throttle,
+    )
+    async with crawler:
         return await crawler.crawl()

@@ -30,6 +30,7 @@ from ._exceptions import (
 )
 from ._extract import Extracted
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
+from ._log import logger
 from ._models import Page, Request
 from ._robots import RobotsCache, page_directives, product_token
 from ._throttle import Throttle, parse_retry_after
@@ -108,6 +109,9 @@ class PoliteClient:
                 else result.status in RETRY_STATUSES
             )
             if not retryable or attempt > politeness.retries:
+                if retryable and attempt > 1:
+                    why = result if isinstance(result, FetchError) else f"HTTP {result.status}"
+                    logger.warning("gave up on %s after %d attempts: %s", url, attempt, why)
                 return result, attempt
             self.retries += 1
             delay = backoff_delay(

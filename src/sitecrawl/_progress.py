@@ -7,6 +7,8 @@ import sys
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
+from ._terminal import printable
+
 if TYPE_CHECKING:
     from ._crawler import AsyncCrawler, CrawlStats
 
@@ -38,7 +40,7 @@ def summary(stats: CrawlStats) -> str:
             "not followed (distinct URLs): "
             + " · ".join(f"{rule}: {count:,}" for rule, count in refused)
         )
-    return "\n".join([*lines, *stats.notes])
+    return "\n".join(printable(line) for line in [*lines, *stats.notes])
 
 
 class LiveProgress:
@@ -83,7 +85,7 @@ class LiveProgress:
             if waits:
                 host, why = next(iter(waits.items()))
                 more = f" (+{len(waits) - 1} hosts)" if len(waits) > 1 else ""
-                line += f" · [cyan]{escape(host)}: {escape(why)}[/]{more}"
+                line += f" · [cyan]{escape(printable(f'{host}: {why}'))}[/]{more}"
             if self._crawler.stopped:
                 line += " · [yellow]stopping[/]"
             self._live.update(Text.from_markup(line), refresh=True)

@@ -26,6 +26,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from ._log import logger
+
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
 ROBOTS_MAX_REDIRECTS = 5
 UNAVAILABLE_RETRY_AFTER = 30.0  # seconds before a 5xx/unreachable robots.txt is fetched again
@@ -340,6 +342,10 @@ class RobotsCache:
         finally:
             del self._pending[key]
         self._rules[key] = rules
+        if rules.reason is not None:
+            logger.warning(
+                "%s: %s: nothing there is fetched for %g s", key, rules.reason, self._retry_after
+            )
         if self._on_rules is not None:
             self._on_rules(key, rules)
         future.set_result(rules)

@@ -55,7 +55,11 @@ def parse_retry_after(value: str | None, *, cap: float, now: float | None = None
 
 
 def _fmt(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    """``45 s``, ``3.0 s``, ``0.25 s``, ``0.02 s``: two significant digits below a second, so a
+    short delay never shows as 0.0."""
+    if seconds >= 10:
+        return f"{seconds:.0f} s"
+    return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds:.2g} s"
 
 
 class Slot(Protocol):

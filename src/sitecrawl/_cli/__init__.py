@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .._terminal import printable
 from .._version import __version__
 from . import _check, _crawl, _explain, _export, _report, _status, _worker
 from ._common import EXIT_USAGE, Parser, UsageError
@@ -35,14 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
-        print(f"sitecrawl: error: {exc} (see sitecrawl --help)", file=sys.stderr)
+        print(f"sitecrawl: error: {printable(str(exc))} (see sitecrawl --help)", file=sys.stderr)
         return EXIT_USAGE
     from .._exceptions import StateError
 
     try:
         code: int = args.handler(args)
     except (UsageError, StateError) as exc:
-        print(f"sitecrawl: error: {exc}", file=sys.stderr)
+        print(f"sitecrawl: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     return code
 

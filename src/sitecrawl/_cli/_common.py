@@ -253,7 +253,10 @@ def add_processes_option(parser: argparse.ArgumentParser, *, default: int) -> No
 
 def start_page_failed(page: Page) -> int:
     """Say why a crawl that is only its failed start page failed; the exit code for it."""
-    print(f"sitecrawl: error: could not crawl {page.url}: {page.error}", file=sys.stderr)
+    from .._terminal import printable
+
+    message = printable(f"could not crawl {page.url}: {page.error}")
+    print(f"sitecrawl: error: {message}", file=sys.stderr)
     return EXIT_FATAL
 
 

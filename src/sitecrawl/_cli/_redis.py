@@ -200,8 +200,10 @@ def same_rules(stored: dict[str, Any], config: CrawlConfig) -> str | None:
 
 
 def status_line(frontier: RedisFrontier, status: Any) -> str:
+    from .._terminal import printable
+
     state = "finished" if not status.queued and not status.in_flight else "running"
-    return (
+    return printable(
         f"crawl {frontier.crawl_id} of {frontier.base_url} ({state}): {status.done:,} done"
         f" · {status.queued:,} queued · {status.in_flight:,} in flight"
         f" · {status.errors:,} errors · {status.workers:,} workers alive"
