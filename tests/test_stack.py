@@ -87,7 +87,7 @@ def stack_for(server: ServerThread, *, obey_robots: bool = False) -> tuple[Fetch
         base_url=server.url, politeness=Politeness(retries=0, obey_robots=obey_robots)
     )
     scope = CrawlScope([server.url + "/"], "site")
-    return FetchStack(config, scope), scope
+    return FetchStack(config), scope
 
 
 async def test_follow_goes_as_far_as_its_policy(serve: ServeFn) -> None:

@@ -144,7 +144,7 @@ class AsyncCrawler(CourseAPI):
         self.stats = CrawlStats(refused=self.link_rules.refused)
         self._parser = Parser(config.processes, link_details=bool(config.link_details))
         self._resources = contextlib.AsyncExitStack()
-        self._stack = FetchStack(config, self.scope, throttle=throttle, on_rules=self._on_robots)
+        self._stack = FetchStack(config, throttle=throttle, on_rules=self._on_robots)
         self.throttle = self._stack.throttle
         self.robots = self._stack.robots
         self._client = self._stack.client

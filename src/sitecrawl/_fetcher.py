@@ -107,11 +107,11 @@ def _map_errors(url: str) -> Iterator[None]:
 
 
 class Fetcher:
-    """Fetches pages within a scope. Use as ``async with Fetcher(config, scope) as fetcher``."""
+    """One HTTP session, one hop a request. Use as ``async with Fetcher(config) as fetcher``;
+    where a redirect may lead is its callers' decision (:class:`RedirectTrail`)."""
 
-    def __init__(self, config: CrawlConfig, scope: CrawlScope) -> None:
+    def __init__(self, config: CrawlConfig) -> None:
         self._config = config
-        self._scope = scope
         self.session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:

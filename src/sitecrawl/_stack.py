@@ -21,7 +21,6 @@ from ._exceptions import FetchError, RedirectOutOfScope, TooManyRedirects
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
 from ._pagejob import PoliteClient
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
-from ._scope import CrawlScope
 from ._throttle import Throttle
 from ._urls import split_host
 
@@ -42,12 +41,11 @@ class FetchStack:
     def __init__(
         self,
         config: CrawlConfig,
-        scope: CrawlScope,
         *,
         throttle: Throttle | None = None,
         on_rules: RulesHook | None = None,
     ) -> None:
-        self.fetcher = Fetcher(config, scope)
+        self.fetcher = Fetcher(config)
         if throttle is None:
             throttle = Throttle(config.politeness, max_concurrency=config.limits.max_concurrency)
         self.throttle = throttle
