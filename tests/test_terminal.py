@@ -16,7 +16,7 @@ from servers import ROOT, checkout_env, html
 from sitecrawl import printable
 from sitecrawl._cli import main
 from sitecrawl._cli._redis import status_line
-from sitecrawl._crawler import CrawlStats
+from sitecrawl._models import CrawlStats
 from sitecrawl._progress import summary
 from sitecrawl._terminal import printable_lines
 

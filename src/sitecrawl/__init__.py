@@ -20,9 +20,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._config import Limits as Limits
     from ._config import Politeness as Politeness
     from ._config import Timeouts as Timeouts
+    from ._course import crawl_site_async as crawl_site_async
     from ._crawler import AsyncCrawler as AsyncCrawler
-    from ._crawler import CrawlStats as CrawlStats
-    from ._crawler import crawl_site_async as crawl_site_async
     from ._exceptions import BlockedByRobots as BlockedByRobots
     from ._exceptions import BodyTooLarge as BodyTooLarge
     from ._exceptions import ConfigError as ConfigError
@@ -46,6 +45,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._extract import get_h1_from_html as get_h1_from_html
     from ._extract import get_images_from_html as get_images_from_html
     from ._extract import get_urls_from_html as get_urls_from_html
+    from ._models import CrawlStats as CrawlStats
     from ._models import Page as Page
     from ._models import Request as Request
     from ._terminal import printable as printable
@@ -56,7 +56,8 @@ _LAZY = {
     name: module
     for module, names in {
         "._config": ("CrawlConfig", "Limits", "Politeness", "Timeouts"),
-        "._crawler": ("AsyncCrawler", "CrawlStats", "crawl_site_async"),
+        "._course": ("crawl_site_async",),
+        "._crawler": ("AsyncCrawler",),
         "._exceptions": (
             "BlockedByRobots",
             "BodyTooLarge",
@@ -84,7 +85,7 @@ _LAZY = {
             "get_images_from_html",
             "get_urls_from_html",
         ),
-        "._models": ("Page", "Request"),
+        "._models": ("CrawlStats", "Page", "Request"),
         "._terminal": ("printable",),
         "._urls": ("normalize_url",),
     }.items()

@@ -6,13 +6,14 @@ The course's crawler was built from a URL and a few keywords and exposed its wor
 :meth:`~CourseAPI.crawl_page`. :class:`CourseAPI` keeps them, written over the engine's
 frontier and page job; :func:`config_from_keywords` turns the course's keywords into the
 :class:`CrawlConfig` the engine reads, and refuses keywords that would contradict a config
-passed beside them.
+passed beside them. :func:`crawl_site_async` is the course's one-call crawl.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
 from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Timeouts
 from ._exceptions import ConfigError, HTTPStatusError, NotHTMLError
@@ -22,6 +23,10 @@ from ._pagejob import PageJob
 from ._scope import CrawlScope
 from ._urls import parse_base_url, url_key
 from .frontier import Frontier
+
+if TYPE_CHECKING:
+    from ._crawler import PageHook
+    from ._throttle import Throttle
 
 #: AsyncCrawler's keywords that build a :class:`CrawlConfig`, and their defaults. With
 #: ``config=``, each must keep its default: the config says it.
@@ -133,3 +138,51 @@ class CourseAPI:
         if not await self.add_page_visit(key):
             return None
         return await self._crawl_request(Request(url=href, key=key, depth=depth))
+
+
+async def crawl_site_async(
+    base_url: str,
+    max_concurrency: int = 8,
+    max_pages: int | None = None,
+    *,
+    max_depth: int | None = None,
+    subdomains: bool = False,
+    user_agent: str | None = None,
+    timeout: float | None = None,
+    processes: int = 1,
+    config: CrawlConfig | None = None,
+    frontier: Frontier | None = None,
+    on_page: PageHook | None = None,
+    on_error: PageHook | None = None,
+    keep_pages: bool = True,
+    state: str | os.PathLike[str] | None = None,
+    link_details: bool | None = None,
+    throttle: Throttle | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Crawl a site and return ``page_data``: normalized URL -> page dict.
+
+    The arguments are :class:`AsyncCrawler`'s, spelled out so a type checker catches a
+    misspelled one. Await it; it works inside a running loop.
+    """
+    from ._crawler import AsyncCrawler  # the engine, which builds on this module
+
+    crawler = AsyncCrawler(
+        base_url,
+        max_concurrency,
+        max_pages,
+        max_depth=max_depth,
+        subdomains=subdomains,
+        user_agent=user_agent,
+        timeout=timeout,
+        processes=processes,
+        config=config,
+        frontier=frontier,
+        on_page=on_page,
+        on_error=on_error,
+        keep_pages=keep_pages,
+        state=state,
+        link_details=link_details,
+        throttle=throttle,
+    )
+    async with crawler:
+        return await crawler.crawl()

@@ -16,9 +16,8 @@ import contextlib
 import inspect
 import os
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -29,7 +28,7 @@ from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError, FetchError, StateError
 from ._fetcher import FollowPolicy, RedirectTrail
 from ._log import logger
-from ._models import Page, Request
+from ._models import CrawlStats, Page, Request
 from ._pagejob import PageJob
 from ._parsing import Parser
 from ._robots import RobotsRules
@@ -45,34 +44,6 @@ from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 PageHook = Callable[[Page], Awaitable[None] | None]
 #: Sitemaps are read from the origins of the first start URLs, at most this many.
 MAX_SITEMAP_ORIGINS = 10
-
-
-@dataclass(slots=True)
-class CrawlStats:
-    """Running totals of one crawl, for progress displays and the summary."""
-
-    pages: int = 0
-    errors: int = 0
-    blocked: int = 0
-    retries: int = 0
-    sitemap_urls: int = 0
-    dropped_links: int = 0  # distinct URLs not queued: too long, or too many query variants
-    scope: str = ""  # the scope that ran (CrawlScope.describe())
-    refused: Counter[str] = field(default_factory=Counter)  # rule -> distinct URLs refused
-    notes: list[str] = field(default_factory=list)
-    resumed: int = 0  # pages done by earlier runs of a durable frontier
-    statuses: Counter[int | None] = field(default_factory=Counter)
-    started: float = field(default_factory=time.monotonic)
-    finished: float | None = None
-
-    @property
-    def elapsed(self) -> float:
-        return (self.finished or time.monotonic()) - self.started
-
-    @property
-    def pages_per_second(self) -> float:
-        elapsed = self.elapsed
-        return self.pages / elapsed if elapsed > 0 else 0.0
 
 
 class AsyncCrawler(CourseAPI):
@@ -427,49 +398,3 @@ def given_rules(config: CrawlConfig) -> Rules:
 def stored_options(config: CrawlConfig) -> dict[str, Any]:
     """What a durable frontier stores with a crawl so that a resume obeys the same aim."""
     return {"rules": given_rules(config).to_dict()}
-
-
-async def crawl_site_async(
-    base_url: str,
-    max_concurrency: int = 8,
-    max_pages: int | None = None,
-    *,
-    max_depth: int | None = None,
-    subdomains: bool = False,
-    user_agent: str | None = None,
-    timeout: float | None = None,
-    processes: int = 1,
-    config: CrawlConfig | None = None,
-    frontier: Frontier | None = None,
-    on_page: PageHook | None = None,
-    on_error: PageHook | None = None,
-    keep_pages: bool = True,
-    state: str | os.PathLike[str] | None = None,
-    link_details: bool | None = None,
-    throttle: Throttle | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Crawl a site and return ``page_data``: normalized URL -> page dict.
-
-    The arguments are :class:`AsyncCrawler`'s, spelled out so a type checker catches a
-    misspelled one. Await it; it works inside a running loop.
-    """
-    crawler = AsyncCrawler(
-        base_url,
-        max_concurrency,
-        max_pages,
-        max_depth=max_depth,
-        subdomains=subdomains,
-        user_agent=user_agent,
-        timeout=timeout,
-        processes=processes,
-        config=config,
-        frontier=frontier,
-        on_page=on_page,
-        on_error=on_error,
-        keep_pages=keep_pages,
-        state=state,
-        link_details=link_details,
-        throttle=throttle,
-    )
-    async with crawler:
-        return await crawler.crawl()

@@ -1,7 +1,10 @@
-"""Records that flow through the crawler: frontier requests and page records. No I/O."""
+"""Records that flow through the crawler: frontier requests, page records and a crawl's
+running totals. No I/O."""
 
 from __future__ import annotations
 
+import time
+from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
@@ -84,3 +87,31 @@ class Page:
 
 #: The fields of a page record, in output order (``links`` is not one of them).
 PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page) if f.metadata.get("record", True))
+
+
+@dataclass(slots=True)
+class CrawlStats:
+    """Running totals of one crawl, for progress displays and the summary."""
+
+    pages: int = 0
+    errors: int = 0
+    blocked: int = 0
+    retries: int = 0
+    sitemap_urls: int = 0
+    dropped_links: int = 0  # distinct URLs not queued: too long, or too many query variants
+    scope: str = ""  # the scope that ran (CrawlScope.describe())
+    refused: Counter[str] = field(default_factory=Counter)  # rule -> distinct URLs refused
+    notes: list[str] = field(default_factory=list)
+    resumed: int = 0  # pages done by earlier runs of a durable frontier
+    statuses: Counter[int | None] = field(default_factory=Counter)
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+    @property
+    def pages_per_second(self) -> float:
+        elapsed = self.elapsed
+        return self.pages / elapsed if elapsed > 0 else 0.0

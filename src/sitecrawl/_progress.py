@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, TextIO
 from ._terminal import printable
 
 if TYPE_CHECKING:
-    from ._crawler import AsyncCrawler, CrawlStats
+    from ._crawler import AsyncCrawler
+    from ._models import CrawlStats
 
 
 def summary(stats: CrawlStats) -> str:

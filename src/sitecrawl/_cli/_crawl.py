@@ -25,8 +25,7 @@ from ._redis import add_lease_option, add_redis_options, seed_and_work
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
-    from .._crawler import CrawlStats
-    from .._models import Page
+    from .._models import CrawlStats, Page
     from ..frontier import SqliteFrontier
     from ..sinks import Sink
 
