@@ -2,8 +2,10 @@
 
 :class:`PoliteClient` is HTTP as the crawler must do it: every request waits for its host's
 slot (:mod:`._throttle`), reports back how it went, and is retried on timeouts, connection
-errors and 408/429/500/502/503/504 with exponential backoff and jitter. Failures come back as
-values, never raised. :class:`PageJob` turns one frontier :class:`Request` into one
+errors and 408/429/500/502/503/504 with exponential backoff and jitter; its
+:meth:`~PoliteClient.follow` is the one redirect loop, under the :class:`FollowPolicy` each
+caller brings (pages, sitemaps, robots.txt, link checks). Failures come back as values, never
+raised. :class:`PageJob` turns one frontier :class:`Request` into one
 :class:`Page` and the links to follow from it.
 """
 
