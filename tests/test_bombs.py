@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import random
+import subprocess
+import sys
 import time
+import zlib
 
+import brotli
 import pytest
 from aiohttp import web
+from backports import zstd
 
 from conftest import ServeFn
-from servers import html
+from servers import checkout_env, html
 from sitecrawl import crawl_site_async
 from sitecrawl._markup import BUDGET, markup_cost_py, markup_reason
 from sitecrawl._parsing import Parser
@@ -138,3 +143,69 @@ def test_the_compiled_scan_and_its_python_twin_agree() -> None:
         body = "".join(rng.choice(ATOMS) for _ in range(rng.randrange(1, 80))).encode()
         for budget in (BUDGET, 30):
             assert tuple(markup_cost_py(body, budget)) == _scan.markup_cost(body, budget), body
+
+
+def _compressed(encoding: str, mib: int) -> bytes:
+    """``mib`` MiB of spaces after a little HTML, compressed as ``encoding``."""
+    chunk = b" " * (1 << 20)
+    head = b"<!doctype html><title>bomb</title><p>"
+    if encoding == "gzip":
+        gz = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return gz.compress(head) + b"".join(gz.compress(chunk) for _ in range(mib)) + gz.flush()
+    if encoding == "br":
+        br = brotli.Compressor(quality=1)
+        return br.process(head) + b"".join(br.process(chunk) for _ in range(mib)) + br.finish()
+    zs = zstd.ZstdCompressor()
+    return zs.compress(head) + b"".join(zs.compress(chunk) for _ in range(mib)) + zs.flush()
+
+
+_PEAK_RSS = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)"
+)
+
+
+def _crawl_peak_mib(url: str, *options: str) -> int:
+    """Peak RSS (MiB) of a ``sitecrawl crawl`` in a process of its own."""
+    crawl = [sys.executable, "-m", "sitecrawl", "crawl", url, "--no-state", "-q", *options]
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS, *crawl],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return int(done.stdout.split()[-1])
+
+
+def test_compression_bombs_cost_no_more_than_the_body_cap(serve: ServeFn) -> None:
+    """24 bodies of 48 MiB each (gzip, br and zstd, 6-200 KB on the wire), 8 at a time, cut
+    at 4 MiB: the crawl's peak is what it holds, about concurrency x cap, never the
+    decoded sizes (8 x 48 MiB)."""
+    bombs = {encoding: _compressed(encoding, 48) for encoding in ("gzip", "br", "zstd")}
+    links = "".join(f'<a href="/{e}/{i}">x</a>' for e in bombs for i in range(8))
+
+    async def root(request: web.Request) -> web.Response:
+        return html(links)
+
+    async def bomb(request: web.Request) -> web.Response:
+        encoding = request.match_info["encoding"]
+        headers = {"Content-Type": "text/html", "Content-Encoding": encoding}
+        return web.Response(body=bombs[encoding], headers=headers)
+
+    async def quiet(request: web.Request) -> web.Response:
+        return html("<p>nothing</p>")
+
+    app = web.Application()
+    app.router.add_get("/", root)
+    app.router.add_get("/{encoding}/{n}", bomb)
+    server = serve(app)
+    options = ("-c", "8", "-p", "1", "--no-sitemaps", "--max-bytes", str(4 << 20))
+    quiet_app = web.Application()
+    quiet_app.router.add_get("/", quiet)
+    baseline = _crawl_peak_mib(serve(quiet_app).url, *options)
+    peak = _crawl_peak_mib(server.url, *options)
+    assert server.traffic.pages.count("/gzip/0") == 1
+    print("RSS", baseline, peak)
+    assert peak - baseline < 8 * 4 * 2 + 24, (baseline, peak)

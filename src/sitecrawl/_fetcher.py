@@ -224,16 +224,21 @@ class RedirectTrail:
 
 
 async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:
-    """Read at most ``cap`` decoded bytes; True in the second slot when the body was cut."""
+    """Read at most ``cap`` decoded bytes; True in the second slot when the body was cut.
+
+    aiohttp (3.13.3 and later) decodes gzip, deflate, br and zstd a bounded piece at a time
+    as we read, so a compression bomb costs no more than the bytes kept: the chunks (the
+    last one cut to the cap) and, at the end, the body joined from them."""
     length = resp.content_length
     if length is not None and length <= cap and "Content-Encoding" not in resp.headers:
         return await resp.read(), False
     chunks: list[bytes] = []
     total = 0
-    while chunk := await resp.content.read(_CHUNK):
+    while chunk := await resp.content.read(min(_CHUNK, cap + 1 - total)):
         chunks.append(chunk)
         total += len(chunk)
         if total > cap:
             resp.close()
-            return b"".join(chunks)[:cap], True
+            chunks[-1] = chunk[: len(chunk) - (total - cap)]
+            return b"".join(chunks), True
     return b"".join(chunks), False
