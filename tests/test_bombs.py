@@ -207,5 +207,4 @@ def test_compression_bombs_cost_no_more_than_the_body_cap(serve: ServeFn) -> Non
     baseline = _crawl_peak_mib(serve(quiet_app).url, *options)
     peak = _crawl_peak_mib(server.url, *options)
     assert server.traffic.pages.count("/gzip/0") == 1
-    print("RSS", baseline, peak)
     assert peak - baseline < 8 * 4 * 2 + 24, (baseline, peak)

@@ -34,6 +34,9 @@ class Limits:
     max_bytes: int = 10 * 1024 * 1024
     max_url_length: int = 2048
     max_query_variants: int = 100
+    #: Path traps (see :class:`~sitecrawl._urls.TrapGuard`): URLs of one pattern (digits
+    #: folded: ``/cal/#/#``) past this many, found ever deeper, are not followed; None: off.
+    max_pattern_pages: int | None = 10_000
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -50,6 +53,8 @@ class Limits:
             raise ConfigError(f"max_url_length must be at least 16, got {self.max_url_length}")
         if self.max_query_variants < 1:
             raise ConfigError("max_query_variants must be at least 1")
+        if self.max_pattern_pages is not None and self.max_pattern_pages < 1:
+            raise ConfigError("max_pattern_pages must be at least 1 (None: no limit)")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

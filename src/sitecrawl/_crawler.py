@@ -157,7 +157,9 @@ class AsyncCrawler(CourseAPI):
     def _link_targets(self) -> LinkTargets:
         limits = self.config.limits
         guard = TrapGuard(
-            max_url_length=limits.max_url_length, max_query_variants=limits.max_query_variants
+            max_url_length=limits.max_url_length,
+            max_query_variants=limits.max_query_variants,
+            max_pattern_pages=limits.max_pattern_pages,
         )
         return LinkTargets(self.link_rules, guard)
 
@@ -352,11 +354,22 @@ class AsyncCrawler(CourseAPI):
         targets = self._targets
         batch = [
             Request(url=link, key=key, depth=depth, referrer=referrer)
-            for link, key in targets.keyed(links)
+            for link, key in targets.keyed(links, depth)
         ]
         self.stats.dropped_links = targets.rejected
+        if targets.trapped:
+            self._note_traps(targets.trapped)
         if batch and await self.frontier.add(batch):
             self._notify()
+
+    def _note_traps(self, trapped: list[str]) -> None:
+        notes = self.stats.notes
+        noted = sum(note.startswith("path trap: ") for note in notes)
+        limit = self.config.limits.max_pattern_pages or 0
+        for trap in trapped[noted:]:
+            why = "" if trap.startswith("looping") else f" past {limit:,} pages"
+            notes.append(f"path trap: links to {trap}{why} not followed (--max-pattern-pages)")
+            logger.warning("%s", notes[-1])
 
     async def _record(self, request: Request, page: Page) -> None:
         logger.debug("page %s %s: %s", page.status, page.url, page.error or "ok")

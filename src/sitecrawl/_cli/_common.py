@@ -149,6 +149,15 @@ def _add_politeness(crawl: argparse.ArgumentParser) -> None:
         metavar="N",
         help="follow at most N query strings per path (default 100)",
     )
+    limits.add_argument(
+        "--max-pattern-pages",
+        type=count(0),
+        default=10_000,
+        metavar="N",
+        help="path traps: past N URLs of one pattern (digits folded: /cal/#/#) found ever "
+        "deeper, and paths repeating a segment 4 times, are not followed (default 10000; "
+        "0: no limit)",
+    )
 
 
 def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
@@ -290,6 +299,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
                 max_bytes=args.max_bytes,
                 max_url_length=args.max_url_length,
                 max_query_variants=args.max_query_variants,
+                max_pattern_pages=args.max_pattern_pages or None,
             ),
             timeouts=Timeouts(total=args.timeout, connect=min(10.0, args.timeout)),
             politeness=Politeness(
