@@ -18,7 +18,8 @@ from sitecrawl._audit import (
     audit,
     page_key,
 )
-from sitecrawl._sitedata import ImageRow, LinkRow, PageRow, links_from_pages
+from sitecrawl._pagecodec import from_mapping
+from sitecrawl._sitedata import ImageRow, LinkRow, is_html, links_from_pages, succeeded
 
 S = "https://ex.com"
 
@@ -109,7 +110,7 @@ IMAGES = [
 @pytest.fixture(scope="module")
 def found() -> Audit:
     return audit(
-        [PageRow.from_mapping(p) for p in PAGES],
+        [from_mapping(p) for p in PAGES],
         [LinkRow.from_mapping(x) for x in LINKS],
         [ImageRow.from_mapping(i) for i in IMAGES],
         slow_threshold_ms=1000,
@@ -183,7 +184,7 @@ def test_slow_pages_threshold_order_and_limit(found: Audit) -> None:
         SlowPage(S + "/slower", 3000.0, 1000),
         SlowPage(S + "/slow", 2500.0, 1000),
     )
-    rows = [PageRow.from_mapping(p) for p in PAGES]
+    rows = [from_mapping(p) for p in PAGES]
     top = audit(rows, [], slow_threshold_ms=2600, slow_limit=5)
     assert [s.url for s in top.slow_pages] == [S + "/slower"]
     limited = audit(rows, [], slow_threshold_ms=0, slow_limit=1)
@@ -200,9 +201,7 @@ def test_non_indexable_with_reasons(found: Audit) -> None:
 def test_sitemap_versus_links(found: Audit) -> None:
     assert found.has_sitemap
     assert found.sitemap_only == (S + "/orphan",)  # the start page needs no link
-    unstarted = audit(
-        [PageRow.from_mapping(p) for p in PAGES], [LinkRow.from_mapping(x) for x in LINKS]
-    )
+    unstarted = audit([from_mapping(p) for p in PAGES], [LinkRow.from_mapping(x) for x in LINKS])
     assert unstarted.sitemap_only == (S + "/", S + "/orphan")
     # /team is linked and missing from the sitemap; /noindex and /canon are not indexable,
     # /moved redirects.
@@ -210,7 +209,7 @@ def test_sitemap_versus_links(found: Audit) -> None:
 
 
 def test_without_sitemap_data_nothing_is_links_only() -> None:
-    rows = [PageRow.from_mapping({**p, "in_sitemap": None}) for p in PAGES]
+    rows = [from_mapping({**p, "in_sitemap": None}) for p in PAGES]
     result = audit(rows, [LinkRow.from_mapping(x) for x in LINKS])
     assert not result.has_sitemap
     assert result.sitemap_only == result.links_only == ()
@@ -224,7 +223,7 @@ def test_images_missing_alt(found: Audit) -> None:
 
 
 def test_clean_site_has_no_findings() -> None:
-    rows = [PageRow.from_mapping(page("/")), PageRow.from_mapping(page("/a", title="Other"))]
+    rows = [from_mapping(page("/")), from_mapping(page("/a", title="Other"))]
     result = audit(rows, [LinkRow.from_mapping(link("/", "/a", "A"))])
     assert not result.broken_links
     assert result.redirect_chains == result.slow_pages == result.non_indexable == ()
@@ -245,16 +244,22 @@ def test_rows_from_page_records_and_store_rows() -> None:
         outgoing_links=[S + "/a", "https://other.test/"],
         image_urls=[S + "/i.png"],
     )
-    row = PageRow.from_mapping(record.to_dict())
-    assert row.outgoing_links == (S + "/a", "https://other.test/")
-    assert row.ok and row.is_html and row.redirects == ()
+    row = from_mapping(record.to_dict())
+    assert row.outgoing_links == [S + "/a", "https://other.test/"]
+    assert succeeded(row) and is_html(row) and row.redirects == []
+    assert not succeeded(Page(url=S + "/", status=304))  # no error, but not a page read
     redirected = Page(url=S + "/old", status=200, redirects=[(S + "/old", 301)], indexable=False)
-    assert PageRow.from_mapping(redirected.to_dict()).redirects == ((S + "/old", 301),)
-    assert PageRow.from_mapping(redirected.to_dict()).indexable is False
-    store_row = PageRow.from_mapping(
+    assert from_mapping(redirected.to_dict()).redirects == [(S + "/old", 301)]
+    assert from_mapping(redirected.to_dict()).indexable is False
+    store_row = from_mapping(
         {"url": S + "/", "status": "301", "outgoing_links": "a;b", "redirects": [("x", 301)]}
     )
-    assert (store_row.status, store_row.outgoing_links) == (301, ("a", "b"))
+    assert (store_row.status, store_row.outgoing_links) == (301, ["a", "b"])
+    # every field round trips through a record, a JSON Lines line or a CSV row's text alike
+    full = from_mapping(
+        {"url": S + "/x", "response_time_ms": "1.5", "in_sitemap": True, "h2": '["a", "b"]'}
+    )
+    assert (full.response_time_ms, full.in_sitemap, full.h2) == (1.5, True, ["a", "b"])
     assert [(x.target_url, x.internal, x.kind) for x in links_from_pages([row])] == [
         (S + "/a", True, "a"),
         ("https://other.test/", False, "a"),

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from ._exceptions import RedirectOutOfScope
-from ._sitedata import Hop, ImageRow, LinkKind, LinkRow, PageRow
+from ._sitedata import Hop, ImageRow, LinkKind, LinkRow, PageRow, is_html, succeeded
 from ._urls import url_key
 
 TextField: TypeAlias = Literal["title", "h1", "meta_description"]
@@ -208,7 +208,7 @@ def _redirect_chains(
     chains = [
         RedirectChain(
             url=page.url,
-            hops=page.redirects,
+            hops=tuple(page.redirects),
             final_url=page.final_url,
             final_status=page.status,
             referrers=referrers.get(page_key(page.url), ()),
@@ -222,10 +222,10 @@ def _redirect_chains(
 def _checked_text(pages: tuple[PageRow, ...]) -> list[PageRow]:
     """Successful HTML pages, one per document: a URL that redirected to a page crawled in
     its own right is that page again, and is left out so it does not count twice."""
-    direct = [page for page in pages if page.ok and page.is_html and not page.redirects]
+    direct = [page for page in pages if succeeded(page) and is_html(page) and not page.redirects]
     seen = {page_key(page.final_url or page.url) for page in direct}
     for page in pages:
-        if page.ok and page.is_html and page.redirects:
+        if succeeded(page) and is_html(page) and page.redirects:
             key = page_key(page.final_url or page.url)
             if key not in seen:
                 seen.add(key)

@@ -34,26 +34,26 @@ def outgoing_links(links: Iterable[Link]) -> list[str]:
     return list(dict.fromkeys(link[0] for link in links if link[3] == "a"))
 
 
-def _column_types() -> dict[str, str]:
-    hints = typing.get_type_hints(Page)
-    types: dict[str, str] = {}
-    for f in dataclasses.fields(Page):
-        if f.name == _DERIVED:
-            continue
-        hint = hints[f.name]
-        if typing.get_origin(hint) is list:
-            (item,) = typing.get_args(hint)
-            types[f.name] = "tuples" if typing.get_origin(item) is tuple else "list"
-        elif bool in (hint, *typing.get_args(hint)):
-            types[f.name] = "bool"
-        else:
-            types[f.name] = "scalar"
-    return types
+def _column_type(hint: Any) -> str:
+    if typing.get_origin(hint) is list:
+        (item,) = typing.get_args(hint)
+        return "tuples" if typing.get_origin(item) is tuple else "list"
+    types = set(typing.get_args(hint) or (hint,)) - {type(None)}
+    (single,) = types
+    return {bool: "bool", int: "int", float: "float"}.get(single, "str")
 
 
+_HINTS = typing.get_type_hints(Page)
 #: Column name -> how it is stored: ``list`` / ``tuples`` (a JSON array; of arrays read back as
-#: tuples), ``bool`` or ``scalar``. In :class:`Page` field order.
-COLUMN_TYPES: dict[str, str] = _column_types()
+#: tuples), ``bool``, ``int``, ``float`` or ``str``, from the field's type. In :class:`Page`
+#: field order.
+COLUMN_TYPES: dict[str, str] = {
+    f.name: _column_type(_HINTS[f.name]) for f in dataclasses.fields(Page) if f.name != _DERIVED
+}
+#: The columns whose field may be None.
+OPTIONAL: frozenset[str] = frozenset(
+    name for name in COLUMN_TYPES if type(None) in typing.get_args(_HINTS[name])
+)
 #: The stored columns, in :class:`Page` field order.
 COLUMNS: tuple[str, ...] = tuple(COLUMN_TYPES)
 #: The columns stored as JSON arrays.
@@ -90,14 +90,42 @@ def decode(record: Mapping[str, Any]) -> Page:
             if name in _FACTORIES:
                 values[name] = _FACTORIES[name]()
             continue  # the field's default
-        if kind == "scalar":
-            values[name] = value
-        elif kind == "bool":
+        if kind == "bool":
             values[name] = bool(value)
-        else:
+        elif kind in ("list", "tuples"):
             items = loads(value) if isinstance(value, str | bytes) else value
             values[name] = [tuple(item) for item in items] if kind == "tuples" else list(items)
+        else:
+            values[name] = value
     links: list[Any] = values["links"]
     if links and len(links[0]) == 3:  # a state file of schema 1: every link was an <a>
         values["links"] = links = [(*link, "a") for link in links]
     return Page(**values, outgoing_links=outgoing_links(links))
+
+
+_SCALARS: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "str": str}
+
+
+def from_mapping(row: Mapping[str, Any]) -> Page:
+    """A page from any mapping of its fields (a record from :meth:`Page.to_dict`, a JSON Lines
+    export, a CSV row, a test's literal), by field name, unknown keys ignored: numbers may be
+    text, empty text is None for a number, lists may be JSON text or joined by spaces or
+    ``;`` (as CSV cells are), and ``outgoing_links`` is taken as given when there are no
+    ``links``."""
+    values: dict[str, Any] = {}
+    for name, kind in COLUMN_TYPES.items():
+        value = row.get(name)
+        if value is None or (value == "" and kind in ("int", "float", "bool")):
+            continue
+        if kind in ("list", "tuples") and isinstance(value, str):
+            value = loads(value) if value.startswith("[") else value.replace(";", " ").split()
+        elif kind in _SCALARS:
+            value = _SCALARS[kind](value)
+        values[name] = value
+    page = decode(values)
+    if not page.links and row.get(_DERIVED):
+        given = row[_DERIVED]
+        if isinstance(given, str):
+            given = loads(given) if given.startswith("[") else given.replace(";", " ").split()
+        page.outgoing_links = [str(url) for url in given]
+    return page

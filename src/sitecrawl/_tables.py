@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from ._models import PAGE_FIELDS, Page
+from ._pagecodec import COLUMN_TYPES
 from ._scope import CrawlScope
 from ._sitedata import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
 from ._urls import url_key
@@ -44,23 +45,17 @@ class TableSpec:
         return tuple(name for name, _ in self.columns)
 
 
-_PAGE_TYPES: dict[str, ColumnType] = {
-    "status": "int",
-    "depth": "int",
-    "size_bytes": "int",
-    "attempts": "int",
-    "word_count": "int",
-    "response_time_ms": "float",
-    "in_sitemap": "bool",
-    "indexable": "bool",
-    "outgoing_links": "strs",
-    "image_urls": "strs",
-    "h2": "strs",
-    "redirects": "hops",
-    "hreflang": "pairs",
-}
+def _page_column(name: str) -> ColumnType:
+    """A page record's column type, from the page codec's (so from :class:`Page`'s fields)."""
+    stored = COLUMN_TYPES[name] if name != "outgoing_links" else "list"
+    if stored == "list":
+        return "strs"
+    if stored == "tuples":
+        return "hops" if name == "redirects" else "pairs"
+    return stored  # type: ignore[return-value]  # bool, int, float or str
 
-PAGES = TableSpec("pages", tuple((name, _PAGE_TYPES.get(name, "str")) for name in PAGE_FIELDS))
+
+PAGES = TableSpec("pages", tuple((name, _page_column(name)) for name in PAGE_FIELDS))
 LINKS = TableSpec(
     "links",
     (
@@ -213,7 +208,7 @@ def site_rows(
             if kind == "img":
                 images.append(ImageRow(page_url=source, src=url, alt=text))
     return SiteRows(
-        pages=tuple(PageRow.from_mapping(page.to_dict()) for page in pages),
+        pages=tuple(pages),
         links=tuple(links),
         images=tuple(images),
     )

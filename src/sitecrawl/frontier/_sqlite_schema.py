@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import typing
 from datetime import UTC, datetime
 
 from .._exceptions import ERROR_KINDS, StateError
-from .._models import Page
-from .._pagecodec import COLUMN_TYPES, COLUMNS
+from .._pagecodec import COLUMN_TYPES, COLUMNS, OPTIONAL
 from .._version import __version__
 
 APPLICATION_ID = 0x53435257  # "SCRW"
@@ -20,17 +18,10 @@ SCHEMA_VERSION = 3
 
 def _sql_type(name: str) -> str:
     """The declared type of page column ``name``, from its :class:`Page` field's type."""
-    hint = _HINTS[name]
-    if COLUMN_TYPES[name] != "scalar":
-        sql = "TEXT" if COLUMN_TYPES[name] != "bool" else "INTEGER"
-    else:
-        types = set(typing.get_args(hint) or (hint,)) - {type(None)}
-        sql = "INTEGER" if types == {int} else "REAL" if types == {float} else "TEXT"
-    optional = type(None) in typing.get_args(hint)
-    return sql if optional else sql + " NOT NULL"
+    sql = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}.get(COLUMN_TYPES[name], "TEXT")
+    return sql if name in OPTIONAL else sql + " NOT NULL"
 
 
-_HINTS = typing.get_type_hints(Page)
 #: The ``pages`` table's columns besides ``id``: the page codec's, but ``url`` (in ``urls``).
 PAGE_COLUMNS: tuple[str, ...] = tuple(name for name in COLUMNS if name != "url")
 PAGES_TABLE = "CREATE TABLE pages (\n    id INTEGER PRIMARY KEY,\n{}\n);\n".format(
