@@ -18,15 +18,18 @@ writes the same schema) and rows as dicts, generated from :class:`~sitecrawl.Pag
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ._models import PAGE_FIELDS, Page
 from ._pagecodec import COLUMN_TYPES
 from ._scope import CrawlScope
 from ._sitedata import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
 from ._urls import url_key
+
+if TYPE_CHECKING:
+    from .frontier import PageStore
 
 ColumnType: TypeAlias = Literal["str", "int", "float", "bool", "strs", "hops", "pairs"]
 """``strs``: a list of strings; ``hops``: ``[[url, status], ...]``; ``pairs``: ``[[a, b], ...]``
@@ -109,44 +112,43 @@ def _key(url: str) -> str:
         return url
 
 
+#: What the links table says of a target the crawl fetched: ``(status, error, error_kind)``.
+Target: TypeAlias = tuple[int | None, str | None, str | None]
+
+
 def table_rows(table: TableSpec, pages: Sequence[Page], base_url: str) -> Iterator[Row]:
     """The rows of ``table`` from a crawl's page records, in page order."""
+    targets = _targets(pages) if table is LINKS else {}
+    internal = InternalTest(base_url, targets)
+    return (row for page in pages for row in _rows(table, page, targets, internal))
+
+
+async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
+    """The rows of ``table`` from a page store, streamed: one pass over its pages, two for
+    the links table (the first keeps each crawled page's status and error by its key, a few
+    dozen bytes a page, for the ``target_*`` columns)."""
+    targets: dict[str, Target] = {}
+    if table is LINKS:
+        async for page in store.read_pages():
+            targets[_key(page.url)] = (page.status, page.error, page.error_kind)
+    assert store.base_url is not None, "an open store knows its crawl's start URL"
+    internal = InternalTest(store.base_url, targets)
+    async for page in store.read_pages():
+        for row in _rows(table, page, targets, internal):
+            yield row
+
+
+def _targets(pages: Iterable[Page]) -> dict[str, Target]:
+    return {_key(page.url): (page.status, page.error, page.error_kind) for page in pages}
+
+
+def _rows(
+    table: TableSpec, page: Page, targets: Mapping[str, Target], internal: InternalTest
+) -> Iterator[Row]:
+    """The rows one page gives ``table``."""
     if table is PAGES:
-        return (page.to_dict() for page in pages)
-    if table is REDIRECTS:
-        return _redirect_rows(pages)
-    if table is IMAGES:
-        return (
-            {"page_url": page.url, "src": url, "alt": text}
-            for page in pages
-            for url, text, _, kind in page.links
-            if kind == "img"
-        )
-    return _link_rows(pages, base_url)
-
-
-def _link_rows(pages: Sequence[Page], base_url: str) -> Iterator[Row]:
-    crawled = {_key(page.url): page for page in pages}
-    internal = InternalTest(base_url, crawled)
-    for page in pages:
-        for position, (url, text, rel, kind) in enumerate(page.links):
-            target = crawled.get(_key(url))
-            yield {
-                "source_url": page.url,
-                "position": position,
-                "target_url": url,
-                "anchor_text": text,
-                "rel": rel,
-                "kind": kind,
-                "internal": internal(url),
-                "target_status": None if target is None else target.status,
-                "target_error": None if target is None else target.error,
-                "target_error_kind": None if target is None else target.error_kind,
-            }
-
-
-def _redirect_rows(pages: Iterable[Page]) -> Iterator[Row]:
-    for page in pages:
+        yield page.to_dict()
+    elif table is REDIRECTS:
         for hop, (url, status) in enumerate(page.redirects, 1):
             yield {
                 "url": page.url,
@@ -156,6 +158,28 @@ def _redirect_rows(pages: Iterable[Page]) -> Iterator[Row]:
                 "final_url": page.final_url,
                 "final_status": page.status,
             }
+    elif table is IMAGES:
+        for url, text, _, kind in page.links:
+            if kind == "img":
+                yield {"page_url": page.url, "src": url, "alt": text}
+    else:
+        for position, (url, text, rel, kind) in enumerate(page.links):
+            target_status, target_error, target_kind = targets.get(_key(url), _UNKNOWN)
+            yield {
+                "source_url": page.url,
+                "position": position,
+                "target_url": url,
+                "anchor_text": text,
+                "rel": rel,
+                "kind": kind,
+                "internal": internal(url),
+                "target_status": target_status,
+                "target_error": target_error,
+                "target_error_kind": target_kind,
+            }
+
+
+_UNKNOWN: Target = (None, None, None)
 
 
 @dataclass(frozen=True, slots=True)

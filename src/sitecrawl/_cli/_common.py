@@ -14,7 +14,6 @@ from collections.abc import (
     AsyncIterator,
     Callable,
     Coroutine,
-    Iterable,
     Iterator,
     Sequence,
 )
@@ -351,19 +350,14 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
 
 
-async def write_pages(pages: Iterable[Page] | AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
-    """Write every page to every sink; return how many pages."""
+async def write_pages(pages: AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
+    """Write every page (a :class:`~sitecrawl.frontier.PageStore`'s, streamed) to every sink;
+    return how many pages."""
     count = 0
-    if isinstance(pages, AsyncIterable):
-        async for page in pages:
-            for sink in sinks:
-                sink.write(page)
-            count += 1
-    else:
-        for page in pages:
-            for sink in sinks:
-                sink.write(page)
-            count += 1
+    async for page in pages:
+        for sink in sinks:
+            sink.write(page)
+        count += 1
     return count
 
 

@@ -178,4 +178,4 @@ async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> N
             )
         print(line, file=sys.stderr)
     if stats.done and sinks:
-        await write_pages(state.pages(), sinks)
+        await write_pages(state.read_pages(), sinks)

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ._common import EXIT_OK, UsageError, open_sinks, run_async, write_pages
-from ._redis import add_redis_options, check_source, export_redis, read_redis
+from ._redis import add_redis_options, check_source
 
 TABLE_NAMES = ("pages", "links", "redirects", "images")
 
@@ -38,42 +38,37 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    check_source(args)
-    if args.table != "pages" or any(out.lower().endswith(".parquet") for out in args.output):
-        return _export_table(args)
-    if args.redis is not None:
-        return export_redis(args)
-    from ..frontier import SqliteFrontier
-
-    async def export() -> int:
-        async with SqliteFrontier(args.state, create=False) as store:
-            with open_sinks(args.output) as sinks:
-                count = await write_pages(store.pages(), sinks)
-        if not args.quiet:
-            print(f"{count:,} pages from {args.state}", file=sys.stderr)
-        return EXIT_OK
-
-    return run_async(export())
-
-
-def _export_table(args: argparse.Namespace) -> int:
-    """Any table, any format: built from the state file's pages (:mod:`sitecrawl._tables`)."""
+    """Any table of a state file or a crawl in Redis (one :class:`PageStore` either way), any
+    format: the pages table streamed into page files, the others built from the pages
+    (:mod:`sitecrawl._tables`)."""
     from .._exceptions import ConfigError
     from .._tables import TABLES, table_rows
     from ..sinks import write_table
-    from ._store import read_state
+    from ._store import open_store, read_records, source_name
 
-    records = run_async(read_redis(args) if args.redis else read_state(args.state))
+    check_source(args)
     table = TABLES[args.table]
-    count = 0
-    for path in args.output:
-        try:
-            count = write_table(path, table, table_rows(table, records.pages, records.base_url))
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
-        except OSError as exc:
-            raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
+
+    async def export() -> int:
+        async with open_store(args) as store:
+            if table.name == "pages" and not any(
+                out.lower().endswith(".parquet") for out in args.output
+            ):
+                with open_sinks(args.output) as sinks:
+                    return await write_pages(store.read_pages(), sinks)
+            records = await read_records(store)
+        count = 0
+        for path in args.output:
+            try:
+                count = write_table(path, table, table_rows(table, records.pages, records.base_url))
+            except ConfigError as exc:
+                raise UsageError(str(exc)) from None
+            except OSError as exc:
+                raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
+        return count
+
+    count = run_async(export())
     if not args.quiet:
-        source = args.state or f"crawl {args.crawl_id} in Redis"
-        print(f"{count:,} {args.table} rows from {source}", file=sys.stderr)
+        what = "pages" if args.table == "pages" else f"{args.table} rows"
+        print(f"{count:,} {what} from {source_name(args)}", file=sys.stderr)
     return EXIT_OK

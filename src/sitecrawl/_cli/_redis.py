@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from .._config import CrawlConfig
     from ..frontier._redis import RedisFrontier
     from ..sinks import Sink
-    from ._store import CrawlRecords
 
 
 def add_redis_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -166,7 +165,7 @@ async def work(
             interrupted = await run_crawl(crawler, quiet=quiet)
         status = await frontier.status()
         if sinks and not interrupted:
-            await write_pages(frontier.pages(), sinks)
+            await write_pages(frontier.read_pages(), sinks)
         failed = None
         if not interrupted and status.done == 1 and not status.queued and not status.in_flight:
             # The whole crawl is one page: when it is the start page and it failed, say so
@@ -221,31 +220,3 @@ def check_source(args: argparse.Namespace) -> None:
     """``export`` and ``report`` read a STATE file, or ``--redis URL --crawl-id ID``."""
     if (args.redis is None) == (args.state is None) or (args.redis and args.crawl_id is None):
         raise UsageError(f"{args.command} reads a STATE file, or --redis URL --crawl-id ID")
-
-
-async def read_redis(args: argparse.Namespace) -> CrawlRecords:
-    """Every page of a crawl kept in Redis, as ``read_state`` reads a state file's."""
-    from ._store import CrawlRecords
-
-    frontier = frontier_for(args.redis, args.crawl_id)
-    async with frontier:
-        assert frontier.base_url is not None
-        return CrawlRecords(frontier.base_url, [page async for page in frontier.pages()])
-
-
-def export_redis(args: argparse.Namespace) -> int:
-    """``export --redis URL --crawl-id ID -o FILE``: the crawl's pages, as for a state file."""
-    from ._common import open_sinks, run_async
-
-    check_source(args)
-    frontier = frontier_for(args.redis, args.crawl_id)
-
-    async def export() -> int:
-        async with frontier:
-            with open_sinks(args.output) as sinks:
-                count = await write_pages(frontier.pages(), sinks)
-        if not args.quiet:
-            print(f"{count:,} pages from crawl {args.crawl_id} in Redis", file=sys.stderr)
-        return EXIT_OK
-
-    return run_async(export())

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
-from ._redis import add_redis_options, check_source, read_redis
+from ._redis import add_redis_options, check_source
 
 if TYPE_CHECKING:
     from ._store import CrawlRecords
@@ -25,10 +25,15 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ._store import read_state
+    from ._store import open_store, read_records
 
     check_source(args)
-    records = run_async(read_redis(args) if args.redis else read_state(args.state))
+
+    async def read() -> CrawlRecords:
+        async with open_store(args) as store:
+            return await read_records(store)
+
+    records = run_async(read())
     write_report(records, args.output)
     if not args.quiet:
         print(f"report of {len(records.pages):,} pages: {args.output}", file=sys.stderr)

@@ -8,14 +8,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import Frontier, FrontierStats
+from ._base import Frontier, FrontierStats, PageStore
 from ._memory import MemoryFrontier
 from ._sqlite import SqliteFrontier
 
 if TYPE_CHECKING:
     from ._redis import RedisFrontier
 
-__all__ = ["Frontier", "FrontierStats", "MemoryFrontier", "RedisFrontier", "SqliteFrontier"]
+__all__ = [
+    "Frontier",
+    "FrontierStats",
+    "MemoryFrontier",
+    "PageStore",
+    "RedisFrontier",
+    "SqliteFrontier",
+]
 
 
 def __getattr__(name: str) -> Any:

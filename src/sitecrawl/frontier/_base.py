@@ -13,10 +13,10 @@ implementing them; one parametrized test suite holds every backend to the same b
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self, runtime_checkable
 
 from .._models import Page, Request
 
@@ -88,3 +88,30 @@ class Frontier(ABC):
     @abstractmethod
     async def stats(self) -> FrontierStats:
         """Counts for progress displays."""
+
+
+@runtime_checkable
+class PageStore(Protocol):
+    """A crawl's pages read back: what ``export`` and ``report`` need from a durable frontier
+    (:class:`~sitecrawl.frontier.SqliteFrontier`, :class:`~sitecrawl.frontier.RedisFrontier`),
+    open. One contract suite holds both to the same answers. The tables the exports write
+    (pages, links, redirects, images) are computed from :meth:`read_pages` by
+    :mod:`sitecrawl._tables`, the same way for every store.
+    """
+
+    #: The crawl's start URL.
+    base_url: str | None
+
+    def read_pages(self) -> AsyncIterator[Page]:
+        """Every stored page, once each (links included), streamed: read from the store as
+        they are iterated, never all held at once."""
+        ...
+
+    async def read_meta(self) -> dict[str, str]:
+        """What the store knows of the crawl: ``base_url``, ``created`` (ISO 8601),
+        ``sitecrawl`` (the version that created it), and whatever else it keeps."""
+        ...
+
+    async def crawl_seconds(self) -> float | None:
+        """How long the crawl ran, every run together; None when the store does not know."""
+        ...

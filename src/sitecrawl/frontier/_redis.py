@@ -400,7 +400,7 @@ class RedisFrontier(Frontier):
 
         return await self.call(read)
 
-    async def pages(self, batch: int = 1000) -> AsyncIterator[Page]:
+    async def pages(self, batch: int = 200) -> AsyncIterator[Page]:
         """Every stored page, once each, in completion order."""
         start = 0
         while True:
@@ -411,6 +411,21 @@ class RedisFrontier(Frontier):
             if len(chunk) < batch:
                 return
             start += batch
+
+    def read_pages(self) -> AsyncIterator[Page]:
+        """:meth:`pages`, for :class:`~sitecrawl.frontier.PageStore`: read ``batch`` records
+        at a time (one ``LRANGE`` each)."""
+        return self.pages()
+
+    async def read_meta(self) -> dict[str, str]:
+        """The crawl's ``config`` hash, its options (``config``) left out."""
+        stored: dict[str, str] = await self.call(lambda: self.client.hgetall(self._k_config))
+        stored.pop("config", None)
+        return stored
+
+    async def crawl_seconds(self) -> float | None:
+        """Unknown: workers come and go, none times the whole crawl."""
+        return None
 
     def script(self, source: str) -> AsyncScript:
         """Register a Lua script on this frontier's connection (for the shared throttle)."""

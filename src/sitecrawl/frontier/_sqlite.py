@@ -62,7 +62,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -358,10 +358,23 @@ class SqliteFrontier(Frontier):
                     page.error_kind, page.location = legacy_error(page.error)
                 yield page
 
+    async def read_pages(self) -> AsyncIterator[Page]:
+        """:meth:`pages`, for :class:`~sitecrawl.frontier.PageStore`: the rows are read as
+        they are iterated, through SQLite's cursor."""
+        for page in self.pages():
+            yield page
+
     def meta(self) -> dict[str, str]:
         """The file's ``meta`` table: ``base_url``, ``created``, ``crawl_seconds``, ..."""
         with self._guard():
             return read_meta(self._connection())
+
+    async def read_meta(self) -> dict[str, str]:
+        return self.meta()
+
+    async def crawl_seconds(self) -> float | None:
+        seconds = self.meta().get("crawl_seconds")
+        return float(seconds) if seconds else None
 
     def add_crawl_time(self, seconds: float) -> None:
         """Add one run's duration to ``crawl_seconds`` (the report's duration and rate)."""
