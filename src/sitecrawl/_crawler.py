@@ -42,7 +42,8 @@ from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 #: ``on_page`` / ``on_error``: a function, or an ``async def`` (awaited before the worker
 #: goes on: a slow hook slows the crawl instead of piling up pages).
 PageHook = Callable[[Page], Awaitable[None] | None]
-#: Sitemaps are read from the origins of the first start URLs, at most this many.
+#: Sitemaps are read from the origins of the first start URLs, at most this many; and a start
+#: URL's redirect moves the scope only when there are at most this many (not for a list).
 MAX_SITEMAP_ORIGINS = 10
 
 
@@ -270,8 +271,15 @@ class AsyncCrawler(CourseAPI):
     async def _start_redirected(self, start: str, final: str) -> None:
         """A start URL redirected (``http://a.test`` -> ``https://www.b.test/``): the final
         URL's site becomes the scope in its place, said in the summary; a new origin's
-        sitemaps are read too."""
-        if start not in self.scope.start_urls:
+        sitemaps are read too. (Not for a list: its scope matters only when followed, and
+        then a list URL that redirects is one start among many.)"""
+        if self.config.limits.max_depth == 0:
+            return
+        await self.frontier.claim(url_key(final))  # fetched: its record is the start's
+        starts = self.scope.start_urls
+        if len(starts) > MAX_SITEMAP_ORIGINS:
+            return
+        if start not in starts:
             return
         was = self.scope.describe()
         kind = None

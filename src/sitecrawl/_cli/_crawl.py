@@ -1,4 +1,5 @@
-"""``sitecrawl crawl URL``: crawl a site, stream its pages to outputs, keep state to resume."""
+"""``sitecrawl crawl URL [URL ...]`` (or ``--list SOURCE``): crawl a site, stream its pages to
+outputs, keep state to resume."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ._common import (
     start_page_failed,
     write_pages,
 )
+from ._list import is_url
 from ._redis import add_lease_option, add_redis_options, seed_and_work
 
 if TYPE_CHECKING:
@@ -32,7 +34,23 @@ if TYPE_CHECKING:
 
 def add_command(commands: Any) -> None:
     crawl = commands.add_parser("crawl", help="crawl a site and write its pages")
-    crawl.add_argument("url", metavar="URL", help="the start URL; its host is the site")
+    crawl.add_argument(
+        "urls",
+        nargs="*",
+        metavar="URL",
+        help="start URLs; the scope is the union of theirs (the first names the crawl)",
+    )
+    crawl.add_argument(
+        "--list",
+        metavar="SOURCE",
+        help="fetch exactly the URLs of SOURCE, in order, each once, nothing followed:"
+        " a file of URLs (one a line, # comments; - for stdin) or a sitemap URL",
+    )
+    crawl.add_argument(
+        "--follow",
+        action="store_true",
+        help="with --list: also crawl from the listed URLs, within their scope",
+    )
     crawl.add_argument(
         "-o",
         "--output",
@@ -44,7 +62,8 @@ def add_command(commands: Any) -> None:
     crawl.add_argument(
         "--state",
         metavar="PATH",
-        help="keep the crawl's state in PATH (default ./<host>.sitecrawl.db); rerun to resume",
+        help="keep the crawl's state in PATH (default ./<host>.sitecrawl.db; for --list,"
+        " ./<host>-list-<digest>.sitecrawl.db); rerun to resume",
     )
     crawl.add_argument(
         "--no-state", action="store_true", help="keep everything in memory (no resume)"
@@ -65,8 +84,25 @@ def add_command(commands: Any) -> None:
 def _execute(args: argparse.Namespace) -> int:
     if args.no_state and (args.state or args.fresh):
         raise UsageError("--no-state cannot be combined with --state or --fresh")
+    source = _start_urls(args)
     config = config_from_args(args)
     base_url = base_url_of(args)
+    if source is not None:
+        from ._list import list_state_path, sitemap_urls, unique
+
+        if is_url(source):
+            urls, errors = run_async(sitemap_urls(config, base_url))
+            if not args.quiet:
+                for error in errors:
+                    print(f"sitemap {error}", file=sys.stderr)
+            args.urls = unique(urls, source)
+            args.url = args.urls[0]
+            config = config_from_args(args)
+            base_url = base_url_of(args)
+        if args.redis is not None and args.crawl_id is None:
+            args.crawl_id = list_state_path(source, args.urls).removesuffix(".sitecrawl.db")
+        if args.state is None and not args.no_state:
+            args.state = list_state_path(source, args.urls)
     if args.redis is not None:
         return seed_and_work(args, config, args.output)
     if args.crawl_id is not None:
@@ -84,6 +120,30 @@ def _execute(args: argparse.Namespace) -> int:
         if args.report:
             return run_async(_crawl_and_report(config, sinks, state, args.report, args.quiet))
         return run_async(_crawl(config, sinks, state, quiet=args.quiet))
+
+
+def _start_urls(args: argparse.Namespace) -> str | None:
+    """Check the start URLs, or read the ``--list`` (a file: its URLs become ``args.urls``;
+    a sitemap URL: read later, by the caller); ``--list`` without ``--follow`` crawls depth
+    0 only. Returns the list's source, or None."""
+    from ._list import is_url, read_list
+
+    source: str | None = args.list
+    if source is None:
+        if args.follow:
+            raise UsageError("--follow goes with --list")
+        if not args.urls:
+            raise UsageError("give a start URL (or --list FILE)")
+    else:
+        if args.urls:
+            raise UsageError("give start URLs or --list, not both")
+        args.urls = [source] if is_url(source) else read_list(source)
+        if not args.follow:
+            if args.max_depth is not None:
+                raise UsageError("--max-depth goes with --list --follow (a list is not followed)")
+            args.max_depth = 0
+    args.url = args.urls[0]
+    return source
 
 
 async def _crawl_and_report(

@@ -1,0 +1,104 @@
+"""``crawl --list SOURCE``: the URLs of a list crawl and its default state file.
+
+SOURCE is a file (``-``: stdin) of URLs, one a line, blank lines and ``#`` comments skipped;
+or a sitemap URL (``https://example.com/sitemap.xml``; an index and gzip are read through, as
+for sitemap seeding). The URLs are kept in order, each once (the crawl's dedupe key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+from ._common import UsageError
+
+if TYPE_CHECKING:
+    from .._config import CrawlConfig
+
+
+def is_url(source: str) -> bool:
+    return source.lower().startswith(("http://", "https://"))
+
+
+def read_list(source: str, stdin: TextIO | None = None) -> list[str]:
+    """The URLs of a list file (``-``: stdin); a bad line is a :class:`UsageError`."""
+    from .._exceptions import SitecrawlError
+    from .._urls import parse_base_url
+
+    try:
+        if source == "-":
+            text = (stdin or sys.stdin).read()
+        else:
+            with open(source, encoding="utf-8-sig") as file:
+                text = file.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"cannot read --list {source}: {reason}") from None
+    urls = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            urls.append(parse_base_url(line))
+        except SitecrawlError as exc:
+            raise UsageError(f"--list {source}, line {number}: {exc}") from None
+    return unique(urls, source)
+
+
+def unique(urls: list[str], source: str) -> list[str]:
+    """``urls`` in order, each page once (by its dedupe key); none is a :class:`UsageError`."""
+    from .._urls import url_key
+
+    kept: dict[str, str] = {}
+    for url in urls:
+        kept.setdefault(url_key(url), url)
+    if not kept:
+        raise UsageError(f"--list {source} holds no URL")
+    return list(kept.values())
+
+
+async def sitemap_urls(config: CrawlConfig, url: str) -> tuple[list[str], list[str]]:
+    """The page URLs a sitemap (or sitemap index, gzip or not) lists, fetched as the crawl
+    fetches (robots.txt obeyed, per-host slot); and the errors met on the way."""
+    from .._exceptions import BlockedByRobots, FetchError
+    from .._fetcher import FollowPolicy, RedirectTrail
+    from .._pagejob import BLOCKED
+    from .._scope import CrawlScope
+    from .._sitemaps import MAX_SITEMAP_BYTES, discover
+    from .._stack import FetchStack
+
+    scope = CrawlScope([url], "domain")
+    policy = FollowPolicy(
+        scope=scope, max_redirects=config.limits.max_redirects, max_bytes=MAX_SITEMAP_BYTES
+    )
+    async with FetchStack(config, scope) as stack:
+
+        async def check(hop: str) -> None:
+            if stack.robots is not None:
+                rules = await stack.robots.rules(hop)
+                if not rules.allowed(hop):
+                    raise BlockedByRobots(BLOCKED, url=hop)
+
+        async def fetch(sitemap: str) -> tuple[int, bytes] | None:
+            result = await stack.client.follow(RedirectTrail(sitemap, policy), check=check)
+            if isinstance(result, FetchError):
+                return None
+            return result.status, result.body or b""
+
+        found = await discover(fetch, [url], url, scope)
+    if not found.files:
+        raise UsageError(f"--list {url}: no sitemap could be read there")
+    return found.urls, found.errors
+
+
+def list_state_path(source: str, urls: list[str]) -> str:
+    """``<host>-list-<digest>.sitecrawl.db``: the first URL's host, and 8 hex digits of the
+    SHA-256 of the list (its URLs, one a line; for a sitemap, its URL), so the same list
+    resumes the same crawl and another list gets a file of its own."""
+    from .._urls import split_host
+
+    listed = source if is_url(source) else "\n".join(urls)
+    digest = hashlib.sha256(listed.encode()).hexdigest()[:8]
+    return f"{split_host(urls[0]).replace(':', '_')}-list-{digest}.sitecrawl.db"
