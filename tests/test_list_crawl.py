@@ -140,7 +140,8 @@ def test_list_from_a_sitemap_index_with_gzip(serve: ServeFn) -> None:
         (["--list", "missing.txt"], "cannot read --list missing.txt"),
         (["--follow", "http://x.test/"], "--follow goes with --list"),
         (["http://x.test/", "--list", "-"], "give start URLs or --list, not both"),
-        ([], "give a start URL"),
+        ([], "a start URL is required"),
+        (["http://x.test/", "ftp://y.test/"], "unsupported URL scheme"),
     ],
 )
 def test_list_usage_errors(

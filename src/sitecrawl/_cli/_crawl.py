@@ -133,7 +133,8 @@ def _start_urls(args: argparse.Namespace) -> str | None:
         if args.follow:
             raise UsageError("--follow goes with --list")
         if not args.urls:
-            raise UsageError("give a start URL (or --list FILE)")
+            raise UsageError("a start URL is required (or --list FILE)")
+        args.urls = [base_url_of(argparse.Namespace(url=url)) for url in args.urls]
     else:
         if args.urls:
             raise UsageError("give start URLs or --list, not both")
