@@ -13,9 +13,8 @@ from aiohttp import web
 from conftest import ServeFn
 from servers import ServerThread, html
 from shop_site import book_app, shop_app, shop_paths
-from sitecrawl import AsyncCrawler, CrawlConfig
+from sitecrawl import AsyncCrawler, CrawlConfig, Rules
 from sitecrawl._cli import main
-from sitecrawl._rules import Rules
 
 SHOP_RULES = ["--strip-params", "utm_*", "--exclude", "[?&]sort="]
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._models import CrawlStats as CrawlStats
     from ._models import Page as Page
     from ._models import Request as Request
+    from ._rules import Rules as Rules
     from ._terminal import printable as printable
     from ._urls import normalize_url as normalize_url
 
@@ -58,6 +59,7 @@ _LAZY = {
         "._config": ("CrawlConfig", "Limits", "Politeness", "Timeouts"),
         "._course": ("crawl_site_async",),
         "._crawler": ("AsyncCrawler",),
+        "._rules": ("Rules",),
         "._exceptions": (
             "BlockedByRobots",
             "BodyTooLarge",
