@@ -73,7 +73,7 @@ async def sitemap_urls(config: CrawlConfig, url: str) -> tuple[list[str], list[s
     policy = FollowPolicy(
         scope=scope, max_redirects=config.limits.max_redirects, max_bytes=MAX_SITEMAP_BYTES
     )
-    async with FetchStack(config, scope) as stack:
+    async with FetchStack(config) as stack:
 
         async def check(hop: str) -> None:
             if stack.robots is not None:
