@@ -195,7 +195,7 @@ async def test_a_schema_2_state_file_is_migrated_to_3_in_place(tmp_path: Path) -
             ("timeout",),
         ]  # no row rewritten: the old ones are read as they were
         columns = [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
-        assert columns[-2:] == ["error_kind", "location"]
+        assert columns[23:25] == ["error_kind", "location"]  # after schema 2's 23 columns
         assert conn.execute("SELECT count(*) FROM links").fetchone() == (1,)
     conn.close()
 
