@@ -50,6 +50,12 @@ _HINTS = typing.get_type_hints(Page)
 COLUMN_TYPES: dict[str, str] = {
     f.name: _column_type(_HINTS[f.name]) for f in dataclasses.fields(Page) if f.name != _DERIVED
 }
+#: The element types of each ``tuples`` column's tuples: ``redirects`` -> ``(str, int)``.
+TUPLE_TYPES: dict[str, tuple[Any, ...]] = {
+    name: typing.get_args(typing.get_args(_HINTS[name])[0])
+    for name, kind in COLUMN_TYPES.items()
+    if kind == "tuples"
+}
 #: The columns whose field may be None.
 OPTIONAL: frozenset[str] = frozenset(
     name for name in COLUMN_TYPES if type(None) in typing.get_args(_HINTS[name])

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ._models import PAGE_FIELDS, Page
-from ._pagecodec import COLUMN_TYPES
+from ._pagecodec import COLUMN_TYPES, TUPLE_TYPES
 from ._scope import CrawlScope
 from ._sitedata import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
 from ._urls import url_key
@@ -54,7 +54,7 @@ def _page_column(name: str) -> ColumnType:
     if stored == "list":
         return "strs"
     if stored == "tuples":
-        return "hops" if name == "redirects" else "pairs"
+        return "hops" if TUPLE_TYPES[name] == (str, int) else "pairs"
     return stored  # type: ignore[return-value]  # bool, int, float or str
 
 
