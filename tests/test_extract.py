@@ -20,6 +20,54 @@ def test_get_h1_from_html() -> None:
     assert get_h1_from_html("<html><body><p>none</p></body></html>") == ""
 
 
+@pytest.mark.parametrize(
+    ("inner", "text"),
+    [
+        (
+            "GCC 12 Release Series<br>Changes, New Features",
+            "GCC 12 Release Series Changes, New Features",
+        ),
+        ("one<br>two", "one two"),
+        ("one<br/><br>two<br>", "one two"),
+        ("fo<b>o</b> b<span>a</span><em>r</em>", "foo bar"),
+        ("a<!-- c -->b", "ab"),
+        ("<span>a<br>b</span>c", "a bc"),
+        ("<span>x<div>a</div>b</span>", "x a b"),
+        ("<div>a</div><div>b</div>", "a b"),
+        ("<ul><li>a</li><li>b</li></ul>c", "a b c"),
+        ("<table><tr><td>a</td><td>b</td></tr></table>", "a b"),
+        ("  a \n\t b\u00a0c ", "a b c"),
+        ("", ""),
+    ],
+)
+def test_element_text_separates_words_as_a_browser_does(inner: str, text: str) -> None:
+    """Words are separated at <br> and at block edges (innerText), not at inline elements;
+    whitespace collapsed; for every element whose text is kept."""
+    from sitecrawl._extract import parse_html
+
+    html = (
+        f"<title>t</title><body><h1>{inner}</h1><h2>{inner}</h2><h2>x</h2>"
+        f'<a href="/a">{inner}</a><p>{inner}</p>'
+    )
+    data = parse_html(html, "https://site.test/", link_details=True)
+    assert (data.h1, data.h2) == (text, [text, "x"])
+    assert data.links[0][1] == text
+    if "<div" not in inner and "<ul" not in inner and "<table" not in inner:  # p can't hold them
+        assert data.first_paragraph == text
+    assert get_h1_from_html(f"<h1>{inner}</h1>") == text
+
+
+def test_element_text_of_a_deep_element_without_recursion() -> None:
+    from sitecrawl._extract import parse_html
+
+    deep = "<span>" * 5000 + "a<br>b" + "</span>" * 5000
+    data = parse_html(
+        f'<h2>{deep}</h2><a href="/x">{deep}</a>', "https://site.test/", link_details=True
+    )
+    assert data.h2 == ["a b"]
+    assert data.links[0][1] == "a b"
+
+
 def test_first_paragraph_prefers_main() -> None:
     html = "<p>Outside paragraph.</p><main><p>Main paragraph.</p><p>second</p></main>"
     assert get_first_paragraph_from_html(html) == "Main paragraph."
@@ -33,7 +81,7 @@ def test_first_paragraph_prefers_main() -> None:
 @pytest.mark.parametrize("before", [0, 1, 31, 32, 33, 200])
 def test_first_paragraph_of_main_past_many_elements(before: int) -> None:
     """The first <p> of <main> in document order, however deep and however many elements
-    come first (a short walk finds it, a CSS query past that)."""
+    come first."""
     filler = "<div><span>x</span></div>" * (before // 2) + "<hr>" * (before % 2)
     html = (
         f"<p>outside</p><main>{filler}<section><ul><li><p>deep</p></li></ul></section>"
