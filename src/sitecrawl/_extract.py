@@ -15,6 +15,9 @@ from typing import Any
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ._models import Link
+from ._text import clean as _clean
+from ._text import inner_text as _inner_text
+from ._text import inner_texts as _inner_texts
 from ._urls import JoinCache, join
 from ._words import count_words
 
@@ -51,59 +54,6 @@ class Extracted:
     #: ``<link rel="alternate" hreflang>`` as ``(lang, url)`` pairs.
     hreflang: list[tuple[str, str]] = field(default_factory=list)
     word_count: int | None = None
-
-
-def _clean(text: str) -> str:
-    return " ".join(text.split())
-
-
-#: Elements whose edges separate words in a browser's ``innerText``: ``<br>`` and the
-#: elements a browser lays out as blocks, list items or table parts (the HTML standard's
-#: rendering rules). Inline ones (``<b>``, ``<span>``, ``<a>``...) separate nothing.
-_BREAK_NAMES = """br address article aside blockquote body caption center colgroup dd details
-    dialog dir div dl dt fieldset figcaption figure footer form frameset h1 h2 h3 h4 h5 h6
-    header hgroup hr html legend li listing main menu nav ol optgroup option p plaintext pre
-    search section summary table tbody td tfoot th thead tr ul xmp"""
-_BREAKS = frozenset(_BREAK_NAMES.split())
-
-
-def _inner_text(node: LexborNode) -> str:
-    """The text of an element as a browser shows it, whitespace collapsed: words are
-    separated at ``<br>`` and at the edges of block elements (``a<br>b`` and
-    ``<div>a</div>b`` give ``a b``), not at inline ones (``fo<b>o</b>`` gives ``foo``)."""
-    child = node.child
-    if child is None:
-        return ""
-    if child.next is None and (text := child.text_content) is not None:
-        return _clean(text)  # one text node: the usual case, said quickly
-    walk = node.traverse()
-    next(walk)  # the node itself
-    for inner in walk:
-        if inner.tag in _BREAKS:
-            break
-    else:  # no break inside: the text as it is
-        return _clean(node.text_lexbor())
-    pieces: list[str] = []
-    resume: list[tuple[bool, LexborNode | None]] = []  # (block?, next sibling) per level
-    while True:
-        while child is None:
-            if not resume:
-                return _clean("".join(pieces))
-            block, child = resume.pop()
-            if block:
-                pieces.append(" ")
-        tag = child.tag
-        if tag == "-text":
-            pieces.append(child.text_content or "")
-            child = child.next
-        elif tag == "-comment":
-            child = child.next
-        else:
-            block = tag in _BREAKS
-            if block:
-                pieces.append(" ")
-            resume.append((block, child.next))
-            child = child.child
 
 
 def _text(node: LexborNode | None) -> str | None:
@@ -240,13 +190,13 @@ def parse_html(
         follow_links=follow_links,
         robots_meta=head.robots,
         lang=_attr(root, "lang") if root is not None else None,
-        h2=[_inner_text(node) for node in tree.tags("h2")],
+        h2=_inner_texts(tree.tags("h2")),
         hreflang=_hreflang(joins, base, head.hreflang),
     )
     if link_details:
         data.links = [
-            (url, _inner_text(node), rel.strip() if rel else None, "a")
-            for url, node, rel in zip(urls, nodes, rels, strict=True)
+            (url, text, rel.strip() if rel else None, "a")
+            for url, text, rel in zip(urls, _inner_texts(nodes), rels, strict=True)
             if url is not None
         ]
         data.links += [
