@@ -41,11 +41,24 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
+# 20 crawl-control rules (issue 15: at most 3 % pages/s): 10 excludes that never match and 10
+# includes of which only the last matches, so every link pays for all 20 regexes.
+RULES20 = [
+    *(f"--exclude={p}" for p in (r"[?&]sort=", "/cart", "/checkout", r"\.pdf$", r"[?&]utm_")),
+    *(f"--exclude={p}" for p in ("/login", "/logout", "/tag/", "/print/", r"[?&]sessionid=")),
+    *(f"--include={p}" for p in ("/blog/", "/docs/", "/shop/", "/news/", "/api/", "/help/")),
+    *(f"--include={p}" for p in ("/about/", "/careers/", "/events/")),
+    r"--include=/s\d+/g\d+/page-\d+\.html$",
+]
+
 # Named sitecrawl variants: extra CLI args appended to the base command.
 SITECRAWL_VARIANTS: list[tuple[str, list[str]]] = [
     # memory mode, CLI defaults (2 processes on 2 cores); SQLite: --state {output}.db --fresh
     ("sitecrawl", ["--no-state"]),
+    # Runs only when named: --only sitecrawl sitecrawl-rules20
+    ("sitecrawl-rules20", ["--no-state", *RULES20]),
 ]
+NAMED_ONLY_VARIANTS = {"sitecrawl-rules20"}
 
 Role = Literal["candidate", "reference", "ceiling"]
 
@@ -392,7 +405,12 @@ def build_contenders(args: argparse.Namespace, start_url: str, urls_file: Path) 
     ]
     py = args.python
     contenders = [
-        Contender(name, "candidate", _variant_argv(sitecrawl, v, [start_url, *common, *extra]))
+        Contender(
+            name,
+            "candidate",
+            _variant_argv(sitecrawl, v, [start_url, *common, *extra]),
+            named_only=name in NAMED_ONLY_VARIANTS,
+        )
         for name, v in variants
     ]
     if args.baseline:  # another checkout's sitecrawl (e.g. a git worktree of main), for A/B

@@ -171,3 +171,17 @@ def test_explain_says_what_would_be_followed_and_why(capsys: pytest.CaptureFixtu
         "skip    http://elsewhere.test/  (out of scope)",
         "follow  http://shop.test/  (the start URL: always fetched)",
     ]
+
+
+def test_check_crawls_by_the_rules(
+    serve: ServeFn, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    shop = serve(shop_app())
+    assert main(["check", shop.url, "-q", *SHOP_RULES]) == 0
+    assert sorted(fetched(shop)) == sorted(shop_paths())
+    # With --state, the rules are stored with it as for a crawl.
+    shop.traffic.paths.clear()
+    state = str(tmp_path / "check.db")
+    assert main(["check", shop.url, "-q", "--state", state, "-n", "5", *SHOP_RULES]) == 0
+    assert main(["check", shop.url, "-q", "--state", state, "--exclude", "x"]) == 2
+    assert "this crawl began with" in capsys.readouterr().err

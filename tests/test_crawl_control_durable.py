@@ -1,0 +1,100 @@
+"""Crawl control across processes: the faceted shop with ``--strip-params 'utm_*' --exclude
+'[?&]sort='`` shared by two Redis workers (the joining one was given no rules: it obeys the
+stored ones), and killed with SIGKILL then resumed without the rules (the state file's are
+taken). The server's log shows every product and listing page and no excluded URL."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from redis_server import shared_server
+from servers import ServerThread, checkout_env
+from shop_site import shop_app, shop_paths
+from sitecrawl._cli import main
+from test_redis import finish, sitecrawl, wait_until
+
+RULES = ("--strip-params", "utm_*", "--exclude", "[?&]sort=")
+
+
+@pytest.fixture
+def shop() -> Iterator[ServerThread]:
+    server = ServerThread(shop_app(delay=0.03)).start()  # ~4 s: time for a worker to join
+    yield server
+    server.stop()
+
+
+def assert_only_the_shop_pages(shop: ServerThread, *, again: int = 0) -> None:
+    fetched = shop.traffic.pages
+    assert not [path for path in fetched if "sort=" in path or "utm_" in path]
+    assert set(fetched) == shop_paths()
+    assert len(fetched) <= len(shop_paths()) + again
+
+
+def exported(argv: list[str], tmp_path: Path, shop: ServerThread) -> set[str]:
+    out = tmp_path / "export.jsonl"
+    assert main(["export", *argv, "-o", str(out), "-q"]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    urls = [json.loads(line)["url"].removeprefix(shop.url) or "/" for line in lines]
+    assert len(urls) == len(set(urls))
+    return set(urls)
+
+
+def test_shop_with_redis_and_two_workers(
+    shop: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = shared_server()
+    client = redis.Redis(port=server.port)
+    seed = sitecrawl(
+        "crawl", shop.url, "--redis", server.url, "--crawl-id", "shop", "-c", "4", *RULES
+    )
+    wait_until(lambda: bool(client.exists("sitecrawl:{shop}:config")), 10, "the seed")
+    joined = sitecrawl("worker", "--redis", server.url, "--crawl-id", "shop", "-c", "4")
+    errors = finish([seed, joined])
+    assert_only_the_shop_pages(shop)
+    counts = [int(re.search(r"([\d,]+) pages in", err)[1].replace(",", "")) for err in errors]  # type: ignore[index]
+    assert sum(counts) == len(shop_paths())
+    assert all(counts), counts  # both worked, the joining one by the stored rules
+    assert exported(["--redis", server.url, "--crawl-id", "shop"], tmp_path, shop) == shop_paths()
+    # Joining with other rules is refused; without any, the stored ones are taken.
+    argv = ["crawl", shop.url, "--redis", server.url, "--crawl-id", "shop", "-q"]
+    assert main([*argv, "--exclude", "x"]) == 2
+    assert "crawl in Redis began with --exclude '[?&]sort='" in capsys.readouterr().err
+
+
+def test_shop_killed_with_sigkill_resumes_with_the_stored_rules(
+    shop: ServerThread, tmp_path: Path
+) -> None:
+    state = tmp_path / "shop.db"
+    argv = [sys.executable, "-m", "sitecrawl", "crawl", shop.url, "--state", str(state)]
+    process = subprocess.Popen(
+        [*argv, "-c", "4", "-o", "-", *RULES],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=checkout_env(),
+    )
+    assert process.stdout is not None
+    for _ in range(150):
+        assert process.stdout.readline(), process.communicate()[1]
+    process.kill()
+    assert process.wait(10) == -signal.SIGKILL
+    process.stdout.close()
+    assert process.stderr is not None
+    process.stderr.close()
+    # Resumed without the rules: the state file's are taken, and said.
+    result = subprocess.run(
+        [*argv, "-c", "4"], capture_output=True, text=True, timeout=120, env=checkout_env()
+    )
+    assert result.returncode == 0, result.stderr
+    assert "resumed with the rules this crawl began with" in result.stderr
+    assert_only_the_shop_pages(shop, again=4)
+    assert exported([str(state)], tmp_path, shop) == shop_paths()
