@@ -70,7 +70,7 @@ def test_check_reports_each_broken_target_with_referrers_and_exits_1(
     }
     assert out.endswith(
         "10 link targets checked: 4 broken, 1 redirected;"
-        " 7 not checked (external without --external, or past limits)\n"
+        " 7 not checked: 7 external (no --external)\n"
     )
     # Nothing external was asked; the robots-blocked page was not fetched; the site's
     # resources were, once each (HEAD), and the 500 page was retried once.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,21 @@ from ._linkcheck import TargetStatus
 from ._models import Page
 from ._tables import site_rows
 from ._terminal import printable
+
+#: Why a link target was not checked, as the summary says it.
+EXTERNAL = "external (no --external)"
+BEYOND_LIMITS = "beyond the crawl's limits"
+TIME_LIMIT = "cut by --max-time"
+INTERRUPTED = "cut by Ctrl-C"
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedTarget:
+    """A link target the check was to ask and did not: it was stopped (``reason``)."""
+
+    url: str
+    internal: bool
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +69,9 @@ class CheckOutcome:
     checked: tuple[CheckedTarget, ...]
     unchecked: int
     fail_on_redirect: bool = False
+    #: ``(reason, count)`` of the targets not checked, most first; their sum is ``unchecked``.
+    unchecked_why: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[SkippedTarget, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -65,7 +84,14 @@ def check_outcome(
     checked: Mapping[str, TargetStatus],
     *,
     fail_on_redirect: bool = False,
+    skipped: Mapping[str, str] | None = None,
+    crawl_cut: str | None = None,
 ) -> CheckOutcome:
+    """``skipped``: target URL -> why the check did not get to it (it was stopped);
+    ``crawl_cut``: why the crawl stopped early (:data:`TIME_LIMIT`, :data:`INTERRUPTED`),
+    said of the site's pages it did not reach."""
+    skipped = skipped or {}
+
     def target_status(url: str) -> tuple[int | None, str | None, str | None] | None:
         found = checked.get(url)
         return None if found is None else (found.status, found.error, found.error_kind)
@@ -99,7 +125,8 @@ def check_outcome(
                 RedirectChain(url, status.hops, status.final_url, status.status, referrers[key]),
             )
     targets: dict[str, CheckedTarget] = {}
-    unchecked: set[str] = set()
+    unchecked: dict[str, str] = {}
+    cut: list[SkippedTarget] = []
     for link in rows.links:
         key = page_key(link.target_url)
         if key in targets or key in unchecked:
@@ -115,8 +142,12 @@ def check_outcome(
             targets[key] = CheckedTarget(
                 link.target_url, link.internal, target_page.status, target_page.error, seconds
             )
+        elif (why := skipped.get(link.target_url)) is not None:
+            unchecked[key] = why
+            cut.append(SkippedTarget(link.target_url, link.internal, why))
         else:
-            unchecked.add(key)
+            unchecked[key] = (crawl_cut or BEYOND_LIMITS) if link.internal else EXTERNAL
+    why_counts = Counter(unchecked.values())
     return CheckOutcome(
         base_url=base_url,
         broken=findings.broken_links,
@@ -124,6 +155,8 @@ def check_outcome(
         checked=tuple(targets.values()),
         unchecked=len(unchecked),
         fail_on_redirect=fail_on_redirect,
+        unchecked_why=tuple(sorted(why_counts.items(), key=lambda item: (-item[1], item[0]))),
+        skipped=tuple(cut),
     )
 
 
@@ -167,7 +200,8 @@ def summary_line(outcome: CheckOutcome) -> str:
         f" {len(outcome.redirects):,} redirected"
     )
     if outcome.unchecked:
-        line += f"; {outcome.unchecked:,} not checked (external without --external, or past limits)"
+        why = ", ".join(f"{count:,} {reason}" for reason, count in outcome.unchecked_why)
+        line += f"; {outcome.unchecked:,} not checked: {why}"
     return line
 
 
@@ -220,6 +254,17 @@ def junit_xml(
                 failure.text = _xml_text(text)
             else:
                 warnings.append(f"warning: {link.url} {text}")
+    for skipped in outcome.skipped:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            name=_xml_text(skipped.url),
+            classname="internal" if skipped.internal else "external",
+            time="0.000",
+        )
+        ET.SubElement(case, "skipped", message=skipped.reason)
+    for reason, count in outcome.unchecked_why:
+        ET.SubElement(properties, "property", name=f"not_checked: {reason}", value=str(count))
     ET.SubElement(suite, "system-out").text = _xml_text("\n".join(warnings))
     ET.SubElement(suite, "system-err").text = ""
     suite.attrib.update(
@@ -227,10 +272,10 @@ def junit_xml(
             "name": "sitecrawl check",
             "timestamp": timestamp.strftime("%Y-%m-%dT%H:%M:%S"),
             "hostname": hostname or "localhost",
-            "tests": str(len(outcome.checked)),
+            "tests": str(len(outcome.checked) + len(outcome.skipped)),
             "failures": str(failures),
             "errors": "0",
-            "skipped": "0",
+            "skipped": str(len(outcome.skipped)),
             "time": f"{seconds:.3f}",
         }
     )

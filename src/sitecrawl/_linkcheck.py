@@ -8,19 +8,32 @@ host, at most ``Limits.max_redirects``. Every request goes through the crawl's m
 on timeouts, connection errors and 408/429/5xx. URLs inside the crawl's scope obey its
 robots.txt (a disallowed one is reported ``blocked by robots.txt``, unfetched); other hosts'
 robots.txt is not read: a link check asks once per URL, as a visitor following the link would.
+
+URLs are checked host by host. A host's name is looked up once, before anything is asked of it:
+when it does not resolve (or the lookup takes longer than the connect timeout), every URL on it
+fails at once with that :class:`DNSError`, unasked. Then one URL of the host is checked alone;
+when the host refuses the connection (or has no route), the host's other URLs fail at once with
+the same error. :attr:`LinkChecker.results` fills as each check ends, so a check that is
+stopped (a time limit, Ctrl-C: cancel it) keeps what it found.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import ipaddress
+import socket
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
+from urllib.parse import urlsplit
 
 from ._config import CrawlConfig
 from ._exceptions import (
     BlockedByRobots,
+    ConnectError,
+    DNSError,
     FetchError,
     FetchTimeout,
     HTTPStatusError,
@@ -32,8 +45,11 @@ from ._fetcher import FollowPolicy, RedirectTrail, Response
 from ._pagejob import BLOCKED
 from ._scope import CrawlScope
 from ._stack import FetchStack
+from ._urls import split_host
 
 HEAD_REFUSED = frozenset({405, 501})
+#: A connection that failed with one of these failed for the host, not for one URL.
+_HOST_ERRNOS = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +99,10 @@ class LinkChecker:
         self._policy = FollowPolicy(
             scope=None, max_redirects=config.limits.max_redirects, max_bytes=1
         )
+        #: URL -> how it answered, filled as each check ends.
+        self.results: dict[str, TargetStatus] = {}
+        #: ``host:port`` -> the error that failed every URL on it at once.
+        self.unreachable: dict[str, FetchError] = {}
 
     async def __aenter__(self) -> LinkChecker:
         await self._stack.__aenter__()
@@ -101,20 +121,46 @@ class LinkChecker:
         return self._client.retries
 
     async def check(self, urls: Iterable[str]) -> dict[str, TargetStatus]:
-        """Check each distinct URL once, ``Limits.max_concurrency`` at a time (per host: its
-        slot's limit); return URL -> :class:`TargetStatus`."""
-        queue = deque(dict.fromkeys(urls))
-        found: dict[str, TargetStatus] = {}
+        """Check each distinct URL once, host by host, ``Limits.max_concurrency`` requests at
+        a time (per host: ``Politeness.per_host`` and its slot's limit); return
+        :attr:`results`, URL -> :class:`TargetStatus`."""
+        by_host: dict[str, list[str]] = {}
+        for url in dict.fromkeys(urls):
+            if url not in self.results:
+                by_host.setdefault(split_host(url), []).append(url)
+        slots = asyncio.Semaphore(self._config.limits.max_concurrency)
+        async with asyncio.TaskGroup() as hosts:
+            for host, group in by_host.items():
+                hosts.create_task(self._check_host(host, group, slots))
+        return self.results
+
+    async def _check_host(self, host: str, urls: list[str], slots: asyncio.Semaphore) -> None:
+        """One DNS lookup, one URL alone, then the rest: or all at once when the host is
+        unreachable."""
+        async with slots:
+            down: FetchError | None = await _resolve(urls[0], self._config.timeouts.connect)
+            if down is None:
+                first, error = await self._check(urls[0])
+                self.results[urls[0]] = first
+                if error is not None and not first.hops and _unreachable(error):
+                    down = error
+                urls = urls[1:]
+        if down is not None:
+            self.unreachable[host] = down
+            for url in urls:
+                self.results[url] = TargetStatus.failed(url, down, (), url, "HEAD", 0)
+            return
+        rest = deque(urls)
 
         async def worker() -> None:
-            while queue:
-                url = queue.popleft()
-                found[url] = await self.check_one(url)
+            while rest:
+                url = rest.popleft()
+                async with slots:
+                    self.results[url] = await self.check_one(url)
 
         async with asyncio.TaskGroup() as workers:
-            for _ in range(min(len(queue), self._config.limits.max_concurrency)):
+            for _ in range(min(len(rest), self._config.politeness.per_host)):
                 workers.create_task(worker())
-        return found
 
     async def _check_robots(self, url: str) -> None:
         """Raise when robots.txt keeps us from ``url`` (in scope only)."""
@@ -127,6 +173,10 @@ class LinkChecker:
             raise BlockedByRobots(BLOCKED, url=url)
 
     async def check_one(self, url: str) -> TargetStatus:
+        return (await self._check(url))[0]
+
+    async def _check(self, url: str) -> tuple[TargetStatus, FetchError | None]:
+        """How ``url`` answered, and the error that ended its check (None when it answered)."""
         trail = RedirectTrail(url, self._policy)
         method = "HEAD"
         result = await self._client.follow(trail, method=method, check=self._check_robots)
@@ -135,19 +185,57 @@ class LinkChecker:
             result = await self._client.follow(trail, method=method, check=self._check_robots)
         hops, current, attempts = tuple(trail.hops), trail.current, trail.attempts
         if isinstance(result, FetchError):  # no answer, robots.txt, or a chain gone nowhere
-            return TargetStatus.failed(url, result, hops, current, method, attempts)
+            return TargetStatus.failed(url, result, hops, current, method, attempts), result
         status = result.status
         if status >= 400:
             exc = HTTPStatusError(f"HTTP {status}", url=current, status=status)
-            return TargetStatus.failed(url, exc, hops, current, method, attempts)
-        return TargetStatus(url, status, None, hops, current, method, attempts)
+            return TargetStatus.failed(url, exc, hops, current, method, attempts), exc
+        return TargetStatus(url, status, None, hops, current, method, attempts), None
 
 
 def _head_refused(result: Response | FetchError) -> bool:
     """HEAD answered 405/501, or failed in a way a server mishandling HEAD fails (not a
-    timeout, robots.txt, or a redirect chain gone nowhere)."""
+    timeout, robots.txt, a redirect chain gone nowhere, or a host that cannot be reached)."""
     if isinstance(result, FetchError):
         return not isinstance(
             result, FetchTimeout | BlockedByRobots | TooManyRedirects | RedirectOutOfScope
-        )
+        ) and not _unreachable(result)
     return result.status in HEAD_REFUSED
+
+
+def _unreachable(error: FetchError) -> bool:
+    """The host cannot be reached at all: its name does not resolve, or connecting to it is
+    refused or has no route (told by the OS error under the connection error)."""
+    if isinstance(error, DNSError):
+        return True
+    if not isinstance(error, ConnectError):
+        return False
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno in _HOST_ERRNOS:
+            return True
+        cause = cause.__cause__
+    return False
+
+
+async def _resolve(url: str, timeout: float) -> DNSError | None:
+    """Look the host of ``url`` up once; the :class:`DNSError` when its name does not resolve
+    within ``timeout`` seconds, else None (an IP address needs no lookup)."""
+    parts = urlsplit(url)
+    host = parts.hostname
+    if host is None:
+        return None
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        async with asyncio.timeout(timeout):
+            await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except TimeoutError:
+        return DNSError(f"DNS lookup failed: no answer within {timeout:g} s", url=url)
+    except OSError as exc:  # socket.gaierror
+        return DNSError(f"DNS lookup failed: {exc.strerror or exc}", url=url)
+    return None

@@ -1,9 +1,12 @@
-"""Live progress on stderr (rich) and the one-paragraph summary printed after a crawl."""
+"""Live progress on stderr (rich) and the one-paragraph summary printed after a crawl; the
+link checks' progress (a live line on a terminal, plain lines in a CI log)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+import time
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
@@ -11,6 +14,7 @@ from ._terminal import printable
 
 if TYPE_CHECKING:
     from ._crawler import AsyncCrawler
+    from ._linkcheck import LinkChecker
     from ._models import CrawlStats
 
 
@@ -91,3 +95,83 @@ class LiveProgress:
                 line += " · [yellow]stopping[/]"
             self._live.update(Text.from_markup(line), refresh=True)
             await asyncio.sleep(0.25)
+
+
+#: Without a terminal (a CI log), the check's progress is one line this often, in seconds.
+CHECK_LINE_EVERY = 5.0
+
+
+class CheckProgress:
+    """The link checks' progress on stderr: how many of how many, broken, hosts unreachable.
+
+    A line when they start and when they end; in between a live line on a terminal, else a
+    line every :data:`CHECK_LINE_EVERY` seconds, so a CI log shows the run is alive. Nothing
+    with ``quiet``."""
+
+    def __init__(
+        self,
+        checker: LinkChecker,
+        targets: list[str],
+        *,
+        quiet: bool = False,
+        stream: TextIO | None = None,
+    ) -> None:
+        from ._urls import split_host
+
+        self._checker = checker
+        self._total = len(targets)
+        self._hosts = len({split_host(url) for url in targets})
+        self._quiet = quiet
+        self._stream = sys.stderr if stream is None else stream
+        self._started = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def line(self) -> str:
+        results = self._checker.results
+        broken = sum(1 for status in results.values() if status.broken)
+        line = f"checked {len(results):,} of {self._total:,} link targets · {broken:,} broken"
+        if self._checker.unreachable:
+            line += f" · {len(self._checker.unreachable):,} hosts unreachable"
+        return line
+
+    def _print(self, line: str) -> None:
+        print(printable(line), file=self._stream, flush=True)
+
+    async def __aenter__(self) -> CheckProgress:
+        if self._quiet or not self._total:
+            return self
+        self._started = time.monotonic()
+        hosts = f" on {self._hosts:,} host{'s' * (self._hosts != 1)}"
+        self._print(f"checking {self._total:,} link targets{hosts}")
+        live = self._stream.isatty()
+        self._task = asyncio.create_task(self._live() if live else self._lines())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._print(f"{self.line()} in {time.monotonic() - self._started:.1f} s")
+
+    async def _lines(self) -> None:
+        while True:
+            await asyncio.sleep(CHECK_LINE_EVERY)
+            self._print(f"{self.line()} · {time.monotonic() - self._started:,.0f} s")
+
+    async def _live(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        with Live(console=Console(file=self._stream), transient=True, auto_refresh=False) as live:
+            while True:
+                elapsed = time.monotonic() - self._started
+                live.update(Text(printable(f"{self.line()} · {elapsed:,.0f} s")), refresh=True)
+                await asyncio.sleep(0.25)

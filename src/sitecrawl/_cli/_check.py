@@ -5,15 +5,25 @@ lives in memory unless ``--state PATH`` is given: a link check should see the si
 now, not resume an earlier run, and should leave no file behind in CI. After the crawl, the
 link targets it did not fetch are checked once each (:class:`~sitecrawl._linkcheck.LinkChecker`):
 the site's own images, scripts, stylesheets and iframes always, external URLs with
-``--external``.
+``--external``, with progress on stderr.
+
+Made for CI: ``--max-time`` bounds the whole run (the crawl stops taking new pages, the link
+checks are cut off); Ctrl-C stops it too. Either way the results so far are printed and
+written (``--junit`` whole, through a temporary file), the summary says how many targets were
+not checked and why, and the exit code says it was cut short: 1 for the time limit, 130 for
+Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -27,10 +37,12 @@ from ._common import (
     base_url_of,
     config_from_args,
     run_async,
+    seconds,
 )
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
+    from .._linkcheck import TargetStatus
     from .._models import Page
     from .._rules import CrawlScope
     from ..frontier import SqliteFrontier
@@ -56,6 +68,13 @@ def add_command(commands: Any) -> None:
     check.add_argument(
         "--fresh", action="store_true", help="with --state: start over, forget the file"
     )
+    check.add_argument(
+        "--max-time",
+        type=seconds,
+        metavar="SECONDS",
+        help="stop after SECONDS in all (crawl and checks), report what was found, exit 1"
+        " (a crawl request in flight may take up to --timeout more)",
+    )
     check.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     add_crawl_options(check)
     check.set_defaults(handler=_execute)
@@ -67,10 +86,14 @@ def _execute(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     base_url = base_url_of(args)
     if args.junit:
+        from ..sinks import Replacement
+
+        trial = Replacement(args.junit)  # fail now, not after the crawl; leave nothing behind
         try:
-            open(args.junit, "ab").close()  # fail now, not after the crawl
+            open(trial.temp, "wb").close()
         except OSError as exc:
             raise UsageError(f"cannot write {args.junit}: {exc.strerror or exc}") from None
+        trial.discard()
     state = None
     if args.state:
         from .._crawler import stored_options
@@ -101,45 +124,104 @@ def link_targets(pages: list[Page], scope: CrawlScope, *, external: bool) -> lis
 async def _check(
     config: CrawlConfig, base_url: str, state: SqliteFrontier | None, args: argparse.Namespace
 ) -> int:
-    from .._checkresult import check_outcome, format_text, junit_xml
-    from .._linkcheck import LinkChecker
+    from .._checkresult import INTERRUPTED, TIME_LIMIT, check_outcome, format_text, junit_xml
     from .._rules import CrawlScope
     from .._urls import parse_base_url
+    from ..sinks import open_replacing
     from ._crawl import _crawl
     from ._store import CrawlRecords, collector
 
     started = time.monotonic()
+    deadline = None if args.max_time is None else started + args.max_time
     timestamp = datetime.now(UTC)
     records = CrawlRecords(base_url)
     # The link check reads every page's links (their targets, and what links where).
     config = replace(config, link_details=True)
-    code = await _crawl(config, [collector(records)], state, quiet=args.quiet)
+    code = await _crawl(config, [collector(records)], state, quiet=args.quiet, stop_at=deadline)
+    crawl_cut = None
     if code == EXIT_INTERRUPTED:
-        return code
+        crawl_cut = TIME_LIMIT if _past(deadline) else INTERRUPTED
     # The crawl's scope (its kind and rules' scope), for what is internal.
     scope = CrawlScope([parse_base_url(url) for url in config.starts], config.scope_kind)
     targets = link_targets(records.pages, scope, external=args.external)
-    checked_at = time.monotonic()
-    async with LinkChecker(config, scope) as checker:
-        checked = await checker.check(targets)
-    if not args.quiet and targets:
-        print(
-            f"checked {len(targets):,} more link targets in {time.monotonic() - checked_at:.1f} s",
-            file=sys.stderr,
+    with _ctrl_c_sets() as ctrl_c:
+        checked: dict[str, TargetStatus] = {}
+        cut = crawl_cut
+        if targets and cut is None:
+            checked, cut = await _check_targets(config, scope, targets, deadline, ctrl_c, args)
+        skipped = {} if cut is None else {url: cut for url in targets if url not in checked}
+        outcome = check_outcome(
+            records.pages,
+            base_url,
+            checked,
+            fail_on_redirect=args.fail_on_redirect,
+            skipped=skipped,
+            crawl_cut=crawl_cut,
         )
-    outcome = check_outcome(
-        records.pages, base_url, checked, fail_on_redirect=args.fail_on_redirect
-    )
-    sys.stdout.write(format_text(outcome))
-    if args.junit:
-        document = junit_xml(
-            outcome,
-            timestamp=timestamp,
-            hostname=socket.gethostname(),
-            seconds=time.monotonic() - started,
-        )
-        with open(args.junit, "wb") as out:
-            out.write(document)
-    if code == EXIT_FATAL or outcome.failed:
+        sys.stdout.write(format_text(outcome))
+        if args.junit:
+            document = junit_xml(
+                outcome,
+                timestamp=timestamp,
+                hostname=socket.gethostname(),
+                seconds=time.monotonic() - started,
+            )
+            with open_replacing(args.junit, "wb") as out:
+                out.write(document)
+    if cut == INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if cut == TIME_LIMIT and not args.quiet:
+        print(f"sitecrawl: time limit reached (--max-time {args.max_time:g})", file=sys.stderr)
+    if code == EXIT_FATAL or outcome.failed or cut == TIME_LIMIT:
         return EXIT_FATAL
     return EXIT_OK
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+@contextlib.contextmanager
+def _ctrl_c_sets() -> Iterator[asyncio.Event]:
+    """While inside, Ctrl-C sets the event (and does nothing else: no traceback while the
+    results are written)."""
+    event = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, event.set)
+    try:
+        yield event
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _check_targets(
+    config: CrawlConfig,
+    scope: CrawlScope,
+    targets: list[str],
+    deadline: float | None,
+    ctrl_c: asyncio.Event,
+    args: argparse.Namespace,
+) -> tuple[dict[str, TargetStatus], str | None]:
+    """Check the targets until done, the deadline, or Ctrl-C (checks in flight are dropped);
+    return what was found and why it stopped early (None: it did not)."""
+    from .._checkresult import INTERRUPTED, TIME_LIMIT
+    from .._linkcheck import LinkChecker
+    from .._progress import CheckProgress
+
+    async with (
+        LinkChecker(config, scope) as checker,
+        CheckProgress(checker, targets, quiet=args.quiet),
+    ):
+        work = asyncio.create_task(checker.check(targets))
+        stop = asyncio.create_task(ctrl_c.wait())
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        await asyncio.wait({work, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if work.done():
+            return work.result(), None
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
+        if ctrl_c.is_set() and not args.quiet:
+            print("\nstopped: the results so far follow", file=sys.stderr)
+        return dict(checker.results), INTERRUPTED if ctrl_c.is_set() else TIME_LIMIT

@@ -4,7 +4,11 @@ outputs, keep state to resume."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +31,7 @@ from ._redis import add_lease_option, add_redis_options, seed_and_work
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
+    from .._crawler import AsyncCrawler
     from .._models import CrawlStats, Page
     from ..frontier import SqliteFrontier
     from ..sinks import Sink
@@ -185,8 +190,10 @@ async def _crawl(
     *,
     quiet: bool,
     finished: list[CrawlStats] | None = None,
+    stop_at: float | None = None,
 ) -> int:
-    """Run the crawl; ``finished`` receives the crawl's stats."""
+    """Run the crawl; ``finished`` receives the crawl's stats. At ``stop_at``
+    (``time.monotonic()``) it stops as at Ctrl-C, and the summary says so."""
     from .._crawler import AsyncCrawler
     from .._progress import summary
 
@@ -208,7 +215,8 @@ async def _crawl(
     async with ctrl_c_stops(crawler, quiet=quiet), crawler:
         if state is not None:
             await _resume(state, sinks, quiet=quiet)
-        interrupted = await run_crawl(crawler, quiet=quiet)
+        with _stops_at(crawler, stop_at):
+            interrupted = await run_crawl(crawler, quiet=quiet)
         if state is not None:
             state.add_crawl_time(crawler.stats.elapsed)
     if finished is not None:
@@ -240,3 +248,21 @@ async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> N
         print(line, file=sys.stderr)
     if stats.done and sinks:
         await write_pages(state.read_pages(), sinks)
+
+
+@contextmanager
+def _stops_at(crawler: AsyncCrawler, when: float | None) -> Iterator[None]:
+    """Stop ``crawler`` (as Ctrl-C does) at ``when``, a ``time.monotonic()`` time."""
+    if when is None:
+        yield
+        return
+
+    def stop() -> None:
+        crawler.stats.notes.append("time limit reached: stopped taking new pages")
+        crawler.stop()
+
+    timer = asyncio.get_running_loop().call_later(max(0.0, when - time.monotonic()), stop)
+    try:
+        yield
+    finally:
+        timer.cancel()
