@@ -53,8 +53,8 @@ def test_crawl_writes_jsonl_csv_and_json(
         record = by_url[row["page_url"]]
         assert row["h1"] == record["h1"]
         assert row["title"] == record["title"]
-        assert row["outgoing_link_urls"].split(";") == record["outgoing_links"]
-        assert row["image_urls"].split(";") == record["image_urls"]
+        assert row["outgoing_link_urls"].split("\n") == record["outgoing_links"]
+        assert row["image_urls"].split("\n") == record["image_urls"]
         assert int(row["status"]) == record["status"]
         assert row["error"] == ""
     summary = capsys.readouterr().err
@@ -127,7 +127,8 @@ def test_subprocess_smoke(site: ServerThread, tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "60 pages" in result.stderr
-    assert len(out.read_text(encoding="utf-8").splitlines()) == 61
+    with out.open(encoding="utf-8", newline="") as handle:
+        assert len(list(csv.reader(handle))) == 61
 
 
 def test_main_py_course_entry_point(site: ServerThread, tmp_path: Path) -> None:

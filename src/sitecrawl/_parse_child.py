@@ -13,10 +13,17 @@ the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # First, before the imports: Ctrl-C in a terminal reaches the whole process group, and the
+    # parent decides how to stop (it finishes the pages in flight, then closes our stdin: we
+    # end when it does). The parent also starts us in a session of our own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 import contextlib
 import marshal
 import os
-import signal
 import struct
 import sys
 from dataclasses import fields
@@ -90,9 +97,6 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, link_details: bool = False) -> None
 
 
 if __name__ == "__main__":
-    # Ctrl-C in a terminal reaches the whole process group: the parent decides how to stop
-    # (it finishes the pages in flight, then closes our stdin), so the child ignores it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(BrokenPipeError):  # the parent is gone: nobody to answer
         serve(sys.stdin.buffer, sys.stdout.buffer, LINK_DETAILS_FLAG in sys.argv[1:])
     # Every answer is written and flushed, and the process holds nothing else: skip the

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import sys
 from collections.abc import (
     AsyncIterable,
@@ -17,7 +16,7 @@ from collections.abc import (
     Iterator,
     Sequence,
 )
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
@@ -318,24 +317,48 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         raise UsageError(str(exc)) from None
 
 
+def check_outputs(paths: Sequence[str]) -> None:
+    """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
+    before anything is opened."""
+    from .._exceptions import ConfigError
+    from ..sinks import check_outputs as check
+
+    try:
+        check(paths)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
 @contextmanager
 def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
-    """The sinks of ``paths``, closed (flushed) on the way out, whatever happens; a path that
-    cannot be written is a :class:`UsageError`."""
+    """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
+    and put in place, whole, when the block ends normally; when it raises, none is, and every
+    path keeps what it held. A path that cannot be written is a :class:`UsageError`."""
     from .._exceptions import ConfigError
-    from ..sinks import sink_for
+    from ..sinks import FileSink, sink_for
 
-    with ExitStack() as stack:
-        sinks: list[Sink] = []
+    check_outputs(paths)
+    sinks: list[FileSink] = []
+    try:
         for path in paths:
             try:
-                sink = sink_for(path)
+                sinks.append(sink_for(path))
             except (ConfigError, OSError) as exc:
-                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-                raise UsageError(f"cannot write output: {reason} ({path})") from None
-            stack.callback(sink.close)
-            sinks.append(sink)
-        yield sinks
+                raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
+        yield list(sinks)
+    except BaseException:
+        for sink in sinks:
+            sink.discard()
+        raise
+    for sink in sinks:
+        try:
+            sink.close()
+        except OSError as exc:
+            raise UsageError(f"cannot write output: {_reason(exc)} ({sink.path})") from None
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -363,26 +386,42 @@ async def write_pages(pages: AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
 
 @asynccontextmanager
 async def ctrl_c_stops(crawler: AsyncCrawler, *, quiet: bool) -> AsyncIterator[None]:
-    """While inside: a first Ctrl-C stops the crawler (requests in flight finish and are
-    recorded), a second one cancels the running task."""
-    main_task = asyncio.current_task()
+    """While inside: a first stop signal (Ctrl-C or SIGTERM, :mod:`._signals`) stops the
+    crawler (requests in flight finish and are recorded), a second one cancels the running
+    task, later ones change nothing (the outputs are being written). A signal that arrived
+    before (during the start-up) stops the crawler at once."""
+    from . import _signals
 
-    def on_sigint() -> None:
-        if crawler.stopped and main_task is not None:
+    main_task = asyncio.current_task()
+    count = 0
+
+    def on_signal(signum: int) -> None:
+        nonlocal count
+        count += 1
+        _signals.record(signum)
+        if count == 1:
+            crawler.stop()
+            message = "stopping: finishing requests in flight (Ctrl-C again to abort)"
+        elif count == 2 and main_task is not None:
             main_task.cancel()
-            return
-        crawler.stop()
+            message = "aborting: requests in flight are dropped"
+        else:
+            message = "still stopping: writing what was crawled"
         if not quiet:
-            print(
-                "\nstopping: finishing requests in flight (Ctrl-C again to abort)", file=sys.stderr
-            )
+            print(f"\n{_signals.name(signum)}: {message}", file=sys.stderr)
 
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    for signum in _signals.STOP_SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
     try:
+        if _signals.take_pending():  # during the start-up
+            count = 1
+            crawler.stop()
         yield
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for signum in _signals.STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+        _signals.install()
 
 
 async def run_crawl(crawler: AsyncCrawler, *, quiet: bool) -> bool:

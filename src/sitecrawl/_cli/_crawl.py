@@ -12,12 +12,14 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from . import _signals
 from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
     add_crawl_options,
     base_url_of,
+    check_outputs,
     config_from_args,
     ctrl_c_stops,
     open_sinks,
@@ -28,6 +30,8 @@ from ._common import (
 )
 from ._list import is_url
 from ._redis import add_lease_option, add_redis_options, seed_and_work
+from ._report import write_report
+from ._store import CrawlRecords
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
@@ -62,7 +66,8 @@ def add_command(commands: Any) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="write pages to FILE (.csv, .jsonl, .json; - for JSONL on stdout); repeatable",
+        help="write pages to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout);"
+        " repeatable",
     )
     crawl.add_argument(
         "--state",
@@ -108,23 +113,39 @@ def _execute(args: argparse.Namespace) -> int:
             args.crawl_id = list_state_path(source, args.urls).removesuffix(".sitecrawl.db")
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
+    check_outputs(args.output)
     if args.redis is not None:
         return seed_and_work(args, config, args.output)
     if args.crawl_id is not None:
         raise UsageError("--crawl-id names a crawl in Redis: add --redis URL")
-    state = None
-    if not args.no_state:
-        from .._crawler import stored_options
-        from ..frontier import SqliteFrontier
+    with _signals.deferred():  # set-up and putting outputs in place: not stopped half-way
+        state = None
+        if not args.no_state:
+            from .._crawler import stored_options
+            from ..frontier import SqliteFrontier
 
-        path = args.state or default_state_path(base_url)
-        state = SqliteFrontier(
-            path, base_url=base_url, fresh=args.fresh, options=stored_options(config)
-        )
-    with open_sinks(args.output) as sinks:
-        if args.report:
-            return run_async(_crawl_and_report(config, sinks, state, args.report, args.quiet))
-        return run_async(_crawl(config, sinks, state, quiet=args.quiet))
+            path = args.state or default_state_path(base_url)
+            state = SqliteFrontier(
+                path, base_url=base_url, fresh=args.fresh, options=stored_options(config)
+            )
+        if args.report:  # the report reads every page's links
+            config = replace(config, link_details=True)
+        records = CrawlRecords(config.base_url) if args.report and state is None else None
+        finished: list[CrawlStats] = []
+        code = run_async(_crawl_to_outputs(config, state, args, records, finished))
+    if args.report:
+        with _signals.deferred():
+            from ._store import read_state
+
+            if records is None:
+                assert state is not None
+                records = run_async(read_state(state.path))
+            elif finished:
+                records.seconds = finished[0].elapsed
+        write_report(records, args.report)  # Ctrl-C here: the report is not written
+        if not args.quiet:
+            print(f"report: {args.report}", file=sys.stderr)
+    return code
 
 
 def _start_urls(args: argparse.Namespace) -> str | None:
@@ -152,28 +173,29 @@ def _start_urls(args: argparse.Namespace) -> str | None:
     return source
 
 
-async def _crawl_and_report(
-    config: CrawlConfig, sinks: list[Sink], state: SqliteFrontier | None, path: str, quiet: bool
+async def _crawl_to_outputs(
+    config: CrawlConfig,
+    state: SqliteFrontier | None,
+    args: argparse.Namespace,
+    records: CrawlRecords | None,
+    finished: list[CrawlStats],
 ) -> int:
-    """Crawl, then write the report: from the state file, or from the records kept in memory
-    (their links included) when there is none. Written after an interrupted crawl too."""
-    from ._report import write_report
-    from ._store import CrawlRecords, collector, read_state
+    """Validate and lock the state file first: a run it refuses touches no output. Then
+    crawl into the outputs, put in place when the crawl ends, stopped or not. ``records``
+    collects the pages (links included) of an in-memory crawl for its report."""
+    from ._store import collector
 
-    records = CrawlRecords(config.base_url)
-    finished: list[CrawlStats] = []
-    extra = [collector(records)] if state is None else []
-    # The report reads every page's links: kept in the records when there is no state file.
-    config = replace(config, link_details=True)
-    code = await _crawl(config, [*sinks, *extra], state, quiet=quiet, finished=finished)
     if state is not None:
-        records = await read_state(state.path)
-    elif finished:
-        records.seconds = finished[0].elapsed
-    write_report(records, path)
-    if not quiet:
-        print(f"report: {path}", file=sys.stderr)
-    return code
+        await state.open()  # StateError: another site, corrupt, newer schema, locked
+    try:
+        with open_sinks(args.output) as sinks:
+            extra = [collector(records)] if records is not None else []
+            return await _crawl(
+                config, [*sinks, *extra], state, quiet=args.quiet, finished=finished
+            )
+    finally:
+        if state is not None:
+            await state.close()
 
 
 def default_state_path(base_url: str) -> str:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import EXIT_OK, UsageError, open_sinks, run_async, write_pages
+from ._common import EXIT_OK, UsageError, check_outputs, open_sinks, run_async, write_pages
 from ._redis import add_redis_options, check_source
 
 TABLE_NAMES = ("pages", "links", "redirects", "images")
@@ -40,32 +40,32 @@ def add_command(commands: Any) -> None:
 def _execute(args: argparse.Namespace) -> int:
     """Any table of a state file or a crawl in Redis (one :class:`PageStore` either way), any
     format: the pages table streamed into page files, the others built from the pages
-    (:mod:`sitecrawl._tables`)."""
+    (:mod:`sitecrawl._tables`). The files appear whole when every row is written: an export
+    stopped (Ctrl-C, SIGTERM, an error) leaves each path as it was."""
     from .._exceptions import ConfigError
     from .._tables import TABLES, table_rows
-    from ..sinks import write_table
+    from ..sinks import write_rows
     from ._store import open_store, read_records, source_name
 
     check_source(args)
+    check_outputs(args.output)
     table = TABLES[args.table]
 
     async def export() -> int:
         async with open_store(args) as store:
-            if table.name == "pages" and not any(
-                out.lower().endswith(".parquet") for out in args.output
-            ):
+            if table.name == "pages":
                 with open_sinks(args.output) as sinks:
                     return await write_pages(store.read_pages(), sinks)
             records = await read_records(store)
-        count = 0
-        for path in args.output:
-            try:
-                count = write_table(path, table, table_rows(table, records.pages, records.base_url))
-            except ConfigError as exc:
-                raise UsageError(str(exc)) from None
-            except OSError as exc:
-                raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
-        return count
+        try:
+            return write_rows(
+                args.output, table, table_rows(table, records.pages, records.base_url)
+            )
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            path = exc.filename or ", ".join(args.output)
+            raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
 
     count = run_async(export())
     if not args.quiet:

@@ -138,6 +138,8 @@ class SqliteFrontier(Frontier):
     # -- lifetime ---------------------------------------------------------------------------
 
     async def open(self) -> None:
+        if self._conn is not None:  # opened ahead of the crawler (the CLI checks it first)
+            return
         if not self._create and not os.path.isfile(self.path):
             raise StateError(f"no such state file: {self.path}", path=self.path)
         try:

@@ -1,33 +1,47 @@
-"""Sinks: where finished pages are written."""
+"""Sinks: where finished pages are written, and the writers of every output format."""
 
 from ._atomic import TEMP_MARK, Replacement, open_replacing, replacing
 from ._base import Sink
-from ._export import EXPORT_SUFFIXES, write_table
-from ._files import (
+from ._files import CsvSink, FileSink, JsonlSink, JsonSink, ParquetSink, sink_for
+from ._formats import (
+    CELL_LIMIT,
     CSV_COLUMNS,
-    CsvSink,
-    JsonlSink,
-    JsonSink,
+    FORMATS,
+    LIST_SEPARATOR,
+    RowWriter,
+    check_outputs,
     csv_cell,
+    csv_columns,
     csv_row,
+    format_of,
+    open_writer,
     safe_cell,
-    sink_for,
+    write_rows,
 )
 
 __all__ = [
+    "CELL_LIMIT",
     "CSV_COLUMNS",
-    "EXPORT_SUFFIXES",
+    "FORMATS",
+    "LIST_SEPARATOR",
     "TEMP_MARK",
     "CsvSink",
+    "FileSink",
     "JsonSink",
     "JsonlSink",
+    "ParquetSink",
     "Replacement",
+    "RowWriter",
     "Sink",
+    "check_outputs",
     "csv_cell",
+    "csv_columns",
     "csv_row",
+    "format_of",
     "open_replacing",
+    "open_writer",
     "replacing",
     "safe_cell",
     "sink_for",
-    "write_table",
+    "write_rows",
 ]

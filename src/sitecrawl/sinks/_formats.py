@@ -1,0 +1,342 @@
+"""One writer per output format, over rows of a table (:mod:`sitecrawl._tables`): CSV, JSON
+Lines, JSON, Parquet. A crawl's ``-o`` and ``export`` both write through these.
+
+The format comes from the extension (:data:`FORMATS`, the one table of them); ``-`` is JSON
+Lines on stdout. Every writer streams: it holds one row at a time (Parquet: one row group of
+at most :data:`ROWS_PER_GROUP` rows), and a file appears at its path, whole, only when the
+writer is closed (:mod:`._atomic`); :meth:`RowWriter.discard` leaves the path as it was.
+
+CSV cells are text: lists one item per line (a newline, which a serialized URL cannot hold),
+a redirect hop ``url 301``, formulas neutralized (:func:`safe_cell`), and a cell longer than
+Excel's 32,767 characters cut with a visible marker (the JSON formats and Parquet keep the whole
+value). JSON keeps types; Parquet writes the table's typed schema with pyarrow, imported here
+only: without the ``[parquet]`` extra, :class:`ConfigError` says what to install.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import IO, Any
+
+from .._exceptions import ConfigError
+from .._json import dumps
+from .._tables import PAGES, ColumnType, Row, TableSpec
+from ._atomic import Replacement
+
+#: The course's report columns, then every other page field in record order (CSV only).
+COURSE_COLUMNS = {
+    "page_url": "url",
+    "h1": "h1",
+    "first_paragraph": "first_paragraph",
+    "outgoing_link_urls": "outgoing_links",
+    "image_urls": "image_urls",
+}
+CSV_COLUMNS: tuple[str, ...] = (
+    *COURSE_COLUMNS,
+    *(name for name in PAGES.names if name not in COURSE_COLUMNS.values()),
+)
+LIST_SEPARATOR = "\n"
+#: The most characters a spreadsheet cell holds (Excel); longer cells are cut, with a marker.
+CELL_LIMIT = 32_767
+#: What a spreadsheet runs as a formula when a cell starts with it (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FLUSH_EVERY = 0.2  # seconds: streamed JSON Lines are at most this far behind the crawl
+ROWS_PER_GROUP = 10_000
+PARQUET_HINT = "pip install 'sitecrawl[parquet]'"
+
+
+def safe_cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one that would start a formula gets a ``'``."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _item(item: object) -> str:
+    """A list item in a CSV cell: a redirect hop ``(url, status)`` reads ``url 301``."""
+    return " ".join(map(str, item)) if isinstance(item, tuple | list) else str(item)
+
+
+def csv_cell(value: object) -> str:
+    """A value as a CSV cell: None empty, lists one item per line (a pair ``(url, 301)`` reads
+    ``url 301``), formulas neutralized, at most :data:`CELL_LIMIT` characters (a longer one
+    ends with ``[cut: N characters in all]``)."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        text = safe_cell(LIST_SEPARATOR.join(_item(item) for item in value))
+    else:
+        text = safe_cell(str(value))
+    if len(text) > CELL_LIMIT:
+        marker = f" [cut: {len(text):,} characters in all]"
+        text = text[: CELL_LIMIT - len(marker)] + marker
+    return text
+
+
+def csv_columns(table: TableSpec) -> tuple[tuple[str, str], ...]:
+    """A table's CSV columns as ``(heading, field)``: the pages table starts with the course's
+    columns; the others are their fields, in order."""
+    if table.name == PAGES.name:
+        return tuple((heading, COURSE_COLUMNS.get(heading, heading)) for heading in CSV_COLUMNS)
+    return tuple((name, name) for name in table.names)
+
+
+def csv_row(record: Row, table: TableSpec = PAGES) -> list[str]:
+    """One CSV row of ``table`` (by default a page record) as :func:`csv_cell` texts."""
+    return [csv_cell(record.get(source)) for _, source in csv_columns(table)]
+
+
+class RowWriter(ABC):
+    """Rows of one table into one output. :meth:`close` finishes the format and puts the file
+    in place; :meth:`discard` drops it. ``OSError`` when the file cannot be written."""
+
+    def __init__(self, path: str, table: TableSpec) -> None:
+        self.path = path
+        self.table = table
+        self._replacement = None if path == "-" else Replacement(path)
+
+    @abstractmethod
+    def write(self, row: Row) -> None: ...
+
+    @abstractmethod
+    def _finish(self) -> None:
+        """Write the format's end and close the file (not stdout)."""
+
+    @abstractmethod
+    def _abandon(self) -> None:
+        """Close the file without finishing it."""
+
+    def close(self) -> None:
+        try:
+            self._finish()
+        except BaseException:
+            self.discard()
+            raise
+        if self._replacement is not None:
+            self._replacement.commit()
+
+    def discard(self) -> None:
+        try:
+            self._abandon()
+        finally:
+            if self._replacement is not None:
+                self._replacement.discard()
+
+
+class _TextWriter(RowWriter):
+    def __init__(self, path: str, table: TableSpec) -> None:
+        super().__init__(path, table)
+        if self._replacement is None:
+            self._out: IO[str] = sys.stdout
+        else:
+            self._out = open(  # noqa: SIM115 - closed in _finish / _abandon
+                self._replacement.temp, "w", encoding="utf-8", newline=""
+            )
+        self._start()
+
+    def _start(self) -> None:
+        """Write the format's beginning."""
+
+    def _end(self) -> None:
+        """Write the format's end."""
+
+    def _finish(self) -> None:
+        self._end()
+        if self._replacement is None:
+            self._out.flush()
+        else:
+            self._out.close()
+
+    def _abandon(self) -> None:
+        if self._replacement is not None:
+            self._out.close()
+
+
+class CsvWriter(_TextWriter):
+    def _start(self) -> None:
+        columns = csv_columns(self.table)
+        self._sources = tuple(source for _, source in columns)
+        self._writer = csv.writer(self._out)
+        self._writer.writerow([heading for heading, _ in columns])
+
+    def write(self, row: Row) -> None:
+        self._writer.writerow([csv_cell(row.get(source)) for source in self._sources])
+
+
+class JsonlWriter(_TextWriter):
+    """One JSON object per line, flushed at least every :data:`FLUSH_EVERY` seconds, so a
+    reader of ``-o -`` (or of the temporary file) sees rows as they come."""
+
+    def _start(self) -> None:
+        self._flushed = time.monotonic()
+
+    def write(self, row: Row) -> None:
+        self._out.write(dumps(row) + "\n")
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_EVERY:
+            self._out.flush()
+            self._flushed = now
+
+
+class JsonWriter(_TextWriter):
+    """A JSON array, written element by element."""
+
+    def _start(self) -> None:
+        self._out.write("[")
+        self._first = True
+
+    def write(self, row: Row) -> None:
+        self._out.write(("\n" if self._first else ",\n") + dumps(row))
+        self._first = False
+
+    def _end(self) -> None:
+        self._out.write("\n]\n")
+
+
+class ParquetWriter(RowWriter):
+    """The table's typed schema; rows buffered into row groups of :data:`ROWS_PER_GROUP`."""
+
+    def __init__(self, path: str, table: TableSpec, *, rows_per_group: int = ROWS_PER_GROUP):
+        if path == "-":
+            raise ConfigError("Parquet cannot go to stdout (- is JSON Lines)")
+        self._pa = _import_pyarrow()
+        super().__init__(path, table)
+        assert self._replacement is not None
+        self._schema = self._pa.schema(
+            [(name, _arrow_type(self._pa, kind)) for name, kind in table.columns]
+        )
+        self._convert = [
+            (name, _hops if kind == "hops" else _pairs if kind == "pairs" else None)
+            for name, kind in table.columns
+        ]
+        self._rows_per_group = rows_per_group
+        self._batch: list[Row] = []
+        self._writer = self._pa.parquet.ParquetWriter(self._replacement.temp, self._schema)
+
+    def write(self, row: Row) -> None:
+        self._batch.append(row)
+        if len(self._batch) >= self._rows_per_group:
+            self._flush()
+
+    def _flush(self) -> None:
+        batch, self._batch = self._batch, []
+        if batch:
+            columns = {
+                name: [row.get(name) for row in batch]
+                if convert is None
+                else [convert(row.get(name)) for row in batch]
+                for name, convert in self._convert
+            }
+            self._writer.write_table(self._pa.Table.from_pydict(columns, schema=self._schema))
+
+    def _finish(self) -> None:
+        self._flush()
+        self._writer.close()
+
+    def _abandon(self) -> None:
+        self._batch = []
+        self._writer.close()
+
+
+def _import_pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise ConfigError(f"writing .parquet needs pyarrow: {PARQUET_HINT}") from None
+    return pyarrow
+
+
+def _hops(value: Any) -> list[dict[str, Any]]:
+    return [{"url": url, "status": status} for url, status in value or ()]
+
+
+def _pairs(value: Any) -> list[dict[str, Any]]:
+    return [{"lang": lang, "url": url} for lang, url in value or ()]
+
+
+def _arrow_type(pa: Any, kind: ColumnType) -> Any:
+    simple = {
+        "str": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+        "strs": pa.list_(pa.string()),
+    }
+    if kind in simple:
+        return simple[kind]
+    if kind == "hops":
+        return pa.list_(pa.struct([("url", pa.string()), ("status", pa.int64())]))
+    return pa.list_(pa.struct([("lang", pa.string()), ("url", pa.string())]))
+
+
+#: Every output format, by extension.
+FORMATS: dict[str, type[RowWriter]] = {
+    ".csv": CsvWriter,
+    ".jsonl": JsonlWriter,
+    ".json": JsonWriter,
+    ".parquet": ParquetWriter,
+}
+
+
+def format_of(path: str) -> str:
+    """The extension of ``path`` in :data:`FORMATS` (``-``: ``.jsonl``); :class:`ConfigError`
+    for any other."""
+    if path == "-":
+        return ".jsonl"
+    found = next((suffix for suffix in FORMATS if path.lower().endswith(suffix)), None)
+    if found is None:
+        names = list(FORMATS)
+        raise ConfigError(
+            f"unknown output format for {path!r} (use {', '.join(names[:-1])} or {names[-1]})"
+        )
+    return found
+
+
+def check_outputs(paths: Sequence[str]) -> None:
+    """Refuse, before anything is written: an unknown format, or one output named twice
+    (``-o - -o -`` would print every record twice). :class:`ConfigError`."""
+    seen: set[str] = set()
+    for path in paths:
+        format_of(path)
+        same = path if path == "-" else os.path.realpath(path)
+        if same in seen:
+            shown = "- (stdout)" if path == "-" else repr(path)
+            raise ConfigError(f"output {shown} is given twice")
+        seen.add(same)
+
+
+def open_writer(path: str, table: TableSpec, *, format: str | None = None) -> RowWriter:
+    """The writer for ``path`` (its format from the extension unless ``format`` names one).
+    :class:`ConfigError` for an unknown format or a missing pyarrow; ``OSError`` when the
+    file cannot be created (its ``filename`` is ``path``)."""
+    kind = FORMATS[format or format_of(path)]
+    try:
+        return kind(path, table)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, path) from exc
+
+
+def write_rows(paths: Sequence[str], table: TableSpec, rows: Iterable[Row]) -> int:
+    """Write ``rows`` of ``table`` to every path at once, in one pass; return how many rows.
+    The files appear only when every row is written: on any exception, none does."""
+    check_outputs(paths)
+    writers: list[RowWriter] = []
+    try:
+        for path in paths:
+            writers.append(open_writer(path, table))
+        count = 0
+        for row in rows:
+            for writer in writers:
+                writer.write(row)
+            count += 1
+        while writers:
+            writers.pop(0).close()
+    except BaseException:
+        for writer in writers:
+            writer.discard()
+        raise
+    return count

@@ -1,0 +1,234 @@
+"""Output files are never destroyed or left half-written; one writer per format, streaming."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ServeFn
+from servers import ServerThread, checkout_env, site_app
+from sitecrawl._cli import main
+from sitecrawl._tables import LINKS, PAGES
+from sitecrawl.frontier import SqliteFrontier
+from sitecrawl.sinks import (
+    CELL_LIMIT,
+    FORMATS,
+    TEMP_MARK,
+    ParquetSink,
+    csv_cell,
+    open_writer,
+    write_rows,
+)
+
+PREVIOUS = "page_url,h1\nhttp://previous.example/,kept\n"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def leftovers(directory: Path) -> list[str]:
+    return [name for name in os.listdir(directory) if TEMP_MARK in name]
+
+
+def another_site(path: Path, site: ServerThread) -> None:
+    assert main(["crawl", site.url + "/p/1", "--state", str(path), "-q", "-n", "1"]) == 0
+
+
+def corrupt(path: Path, site: ServerThread) -> None:
+    path.write_bytes(b"this is not a database\n" * 200)
+
+
+def newer(path: Path, site: ServerThread) -> None:
+    another_site(path, site)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+
+
+REFUSED: dict[str, Callable[[Path, ServerThread], None]] = {
+    "another start URL": another_site,
+    "corrupt": corrupt,
+    "newer schema": newer,
+}
+
+
+@pytest.mark.parametrize("kind", REFUSED)
+def test_a_refused_run_leaves_the_previous_outputs(
+    kind: str, site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    REFUSED[kind](tmp_path / "s.db", site)
+    (tmp_path / "pages.csv").write_text(PREVIOUS)
+    (tmp_path / "pages.jsonl").write_text("{}\n")
+    capsys.readouterr()
+    argv = ["crawl", site.url, "--state", "s.db", "-o", "pages.csv", "-o", "pages.jsonl"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("sitecrawl: error: ")
+    assert (tmp_path / "pages.csv").read_text() == PREVIOUS
+    assert (tmp_path / "pages.jsonl").read_text() == "{}\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_a_run_refused_by_a_lock_leaves_the_previous_outputs(
+    site: ServerThread, tmp_path: Path
+) -> None:
+    live = SqliteFrontier(tmp_path / "s.db", base_url=site.url + "/")
+    asyncio.run(live.open())  # holds the lock, as a running crawl does
+    try:
+        (tmp_path / "pages.csv").write_text(PREVIOUS)
+        assert main(["crawl", site.url, "--state", "s.db", "-o", "pages.csv", "-q"]) == 2
+        assert (tmp_path / "pages.csv").read_text() == PREVIOUS
+    finally:
+        asyncio.run(live.close())
+
+
+def test_the_same_command_twice_at_once(serve: ServeFn, tmp_path: Path) -> None:
+    """The second is refused (the state is locked) and the first's outputs are whole."""
+    site = serve(site_app(40, delay=0.05))
+    argv = [sys.executable, "-m", "sitecrawl", "crawl", site.url, "-c", "2", "-q"]
+    argv += ["-o", "pages.jsonl", "-o", "pages.csv", "--state", "s.db"]
+    env = checkout_env()
+    first = subprocess.Popen(argv, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not leftovers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.02)  # the first one has opened its outputs
+    second = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert second.returncode == 2 and "is locked" in second.stderr
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    raw = (tmp_path / "pages.jsonl").read_bytes()
+    assert b"\0" not in raw
+    records = [json.loads(line) for line in raw.decode().splitlines()]
+    assert len(records) == len({r["url"] for r in records}) == 40
+    with (tmp_path / "pages.csv").open(newline="", encoding="utf-8") as handle:
+        assert len(list(csv.DictReader(handle))) == 40
+    assert leftovers(tmp_path) == []
+
+
+def test_outputs_appear_only_at_the_end(serve: ServeFn, tmp_path: Path) -> None:
+    """While the crawl runs, the final name keeps what it held; the temporary file beside it
+    is recognisable by its name."""
+    site = serve(site_app(20, delay=0.05))
+    (tmp_path / "pages.jsonl").write_text("previous\n")
+    argv = [sys.executable, "-m", "sitecrawl", "crawl", site.url, "-c", "1", "--no-state"]
+    process = subprocess.Popen(
+        [*argv, "-q", "-o", "pages.jsonl"], cwd=tmp_path, env=checkout_env(), text=True
+    )
+    temp = tmp_path / f".pages.jsonl{TEMP_MARK}{process.pid}"
+    deadline = time.monotonic() + 30
+    while not (temp.exists() and temp.stat().st_size) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert temp.exists() and (tmp_path / "pages.jsonl").read_text() == "previous\n"
+    assert process.wait(60) == 0
+    assert len((tmp_path / "pages.jsonl").read_text().splitlines()) == 20
+    assert leftovers(tmp_path) == []
+
+
+def test_stdout_twice_is_a_usage_error(
+    site: ServerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["crawl", site.url, "-o", "-", "-o", "-", "-n", "2", "--no-state"]) == 2
+    err = capsys.readouterr().err
+    assert err == "sitecrawl: error: output - (stdout) is given twice\n"
+    assert site.traffic.paths == []
+    assert main(["crawl", site.url, "-o", "a.csv", "-o", "./a.csv", "--no-state"]) == 2
+    assert "output './a.csv' is given twice" in capsys.readouterr().err
+
+
+def test_crawl_writes_parquet_too(site: ServerThread, tmp_path: Path) -> None:
+    assert main(["crawl", site.url, "-o", "p.parquet", "-o", "p.jsonl", "-q", "--no-state"]) == 0
+    rows = pq.read_table(tmp_path / "p.parquet").to_pylist()
+    lines = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [row["url"] for row in rows] == [line["url"] for line in lines] and len(rows) == 60
+    assert rows[0]["outgoing_links"] == lines[0]["outgoing_links"]
+
+
+def test_parquet_is_written_in_bounded_row_groups(tmp_path: Path) -> None:
+    writer = open_writer(str(tmp_path / "links.parquet"), LINKS)
+    assert isinstance(writer, FORMATS[".parquet"])
+    writer._rows_per_group = 10  # type: ignore[attr-defined]
+    for i in range(25):
+        writer.write({"source_url": "http://a/", "position": i, "target_url": f"http://a/{i}"})
+    writer.close()
+    parquet = pq.ParquetFile(tmp_path / "links.parquet")
+    assert [parquet.metadata.row_group(g).num_rows for g in range(3)] == [10, 10, 5]
+    assert parquet.read().column("position").to_pylist() == list(range(25))
+
+
+def test_a_failed_export_writes_no_file(tmp_path: Path) -> None:
+    def rows() -> object:
+        yield {"url": "http://a/"}
+        raise RuntimeError("the store failed")
+
+    with pytest.raises(RuntimeError):
+        write_rows(["a.csv", "a.parquet", "a.json"], PAGES, rows())  # type: ignore[arg-type]
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_sink_interrupted_by_ctrl_c_keeps_the_pages_so_far(tmp_path: Path) -> None:
+    from sitecrawl import Page
+
+    with pytest.raises(KeyboardInterrupt), ParquetSink(str(tmp_path / "p.parquet")) as sink:
+        sink.write(Page(url="http://a/"))
+        raise KeyboardInterrupt
+    assert pq.read_table(tmp_path / "p.parquet").column("url").to_pylist() == ["http://a/"]
+    with pytest.raises(ValueError), ParquetSink(str(tmp_path / "q.parquet")) as sink:
+        sink.write(Page(url="http://a/"))
+        raise ValueError
+    assert sorted(os.listdir(tmp_path)) == ["p.parquet"]
+
+
+def test_csv_lists_are_one_item_per_line() -> None:
+    urls = ["http://a/x;y", "http://a/b,c", "http://a/?q=1;2"]
+    assert csv_cell(urls).split("\n") == urls
+    assert csv_cell([("http://a/old", 301), ("http://a/new", 302)]) == (
+        "http://a/old 301\nhttp://a/new 302"
+    )
+
+
+def test_csv_cells_past_excels_limit_are_cut_visibly() -> None:
+    cell = csv_cell("x" * 100_000)
+    assert len(cell) == CELL_LIMIT
+    assert cell.endswith(" [cut: 100,000 characters in all]") and cell.startswith("x" * 1000)
+    assert csv_cell("y" * CELL_LIMIT) == "y" * CELL_LIMIT
+    cut = csv_cell([f"http://a/{i}" for i in range(5000)])
+    assert len(cut) == CELL_LIMIT and "[cut: " in cut
+
+
+def test_a_page_with_semicolons_in_its_links_round_trips_through_csv(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    from aiohttp import web
+
+    async def home(request: web.Request) -> web.Response:
+        body = '<a href="/a;b">one</a> <a href="/c;d?x=1;2">two</a>'
+        return web.Response(text=f"<html><body>{body}</body></html>", content_type="text/html")
+
+    async def other(request: web.Request) -> web.Response:
+        return web.Response(text="<html><body>x</body></html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", home)
+    app.router.add_get("/{tail:.+}", other)
+    site = serve(app)
+    assert main(["crawl", site.url, "-o", "p.csv", "-o", "p.jsonl", "-q", "--no-state"]) == 0
+    with (tmp_path / "p.csv").open(newline="", encoding="utf-8") as handle:
+        rows = {row["page_url"]: row for row in csv.DictReader(handle)}
+    records = {
+        r["url"]: r for r in map(json.loads, (tmp_path / "p.jsonl").read_text().splitlines())
+    }
+    home_url = site.url + "/"
+    assert len(records[home_url]["outgoing_links"]) == 2
+    assert rows[home_url]["outgoing_link_urls"].split("\n") == records[home_url]["outgoing_links"]
