@@ -232,3 +232,59 @@ def test_a_page_with_semicolons_in_its_links_round_trips_through_csv(
     home_url = site.url + "/"
     assert len(records[home_url]["outgoing_links"]) == 2
     assert rows[home_url]["outgoing_link_urls"].split("\n") == records[home_url]["outgoing_links"]
+
+
+COPIES = 400
+
+
+@pytest.fixture(scope="module")
+def big_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A state file of 60 x 400 = 24,000 pages: a crawl of the 60-page site, copied in SQL."""
+    server = ServerThread(site_app(60)).start()
+    try:
+        path = tmp_path_factory.mktemp("big") / "big.db"
+        assert main(["crawl", server.url, "--state", str(path), "-q"]) == 0
+    finally:
+        server.stop()
+    conn = sqlite3.connect(path)
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(pages)") if row[1] != "id"]
+    names = ", ".join(columns)
+    with conn:
+        conn.execute(
+            f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {COPIES})"
+            " INSERT INTO urls (id, key, url, depth, state)"
+            " SELECT u.id + n.i * 1000000, u.key || '#' || n.i, u.url || '?copy=' || n.i,"
+            " u.depth, u.state FROM urls u JOIN pages p ON p.id = u.id, n"
+        )
+        conn.execute(
+            f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {COPIES})"
+            f" INSERT INTO pages (id, {names}) SELECT p.id + n.i * 1000000, {names}"
+            " FROM pages p, n"
+        )
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("table", "name"),
+    [("pages", "out.csv"), ("pages", "out.parquet"), ("links", "out.jsonl")],
+)
+def test_kill_9_during_export_leaves_no_partial_file(
+    table: str, name: str, big_state: Path, tmp_path: Path
+) -> None:
+    argv = [sys.executable, "-m", "sitecrawl", "export", str(big_state), "-t", table, "-o", name]
+    process = subprocess.Popen(argv, cwd=tmp_path, env=checkout_env(), stderr=subprocess.PIPE)
+    temp = tmp_path / f".{name}{TEMP_MARK}{process.pid}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if any(path.stat().st_size > 64 * 1024 for path in tmp_path.iterdir()):
+            break  # well into the export
+        time.sleep(0.005)
+    process.kill()
+    assert process.wait(10) == -9, "the export ended before the kill: make the state bigger"
+    assert process.stderr is not None
+    process.stderr.close()
+    assert not (tmp_path / name).exists()
+    assert os.listdir(tmp_path) == [temp.name]  # recognisable, safe to delete
+    assert main(["export", str(big_state), "-t", table, "-o", str(tmp_path / name), "-q"]) == 0
+    assert (tmp_path / name).stat().st_size > temp.stat().st_size

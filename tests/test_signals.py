@@ -99,7 +99,7 @@ def wait_for(condition: Callable[[], bool]) -> None:
         time.sleep(0.002)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1])
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.15, 0.2, 0.25])
 def test_ctrl_c_while_the_parser_process_starts(
     delay: float, serve: ServeFn, tmp_path: Path
 ) -> None:
