@@ -96,7 +96,7 @@ def test_a_run_refused_by_a_lock_leaves_the_previous_outputs(
 
 def test_the_same_command_twice_at_once(serve: ServeFn, tmp_path: Path) -> None:
     """The second is refused (the state is locked) and the first's outputs are whole."""
-    site = serve(site_app(40, delay=0.05))
+    site = serve(site_app(40, delay=0.25))  # ~5 s: the second starts well before the end
     argv = [sys.executable, "-m", "sitecrawl", "crawl", site.url, "-c", "2", "-q"]
     argv += ["-o", "pages.jsonl", "-o", "pages.csv", "--state", "s.db"]
     env = checkout_env()
