@@ -58,9 +58,8 @@ def _main(argv: Sequence[str] | None) -> int:
         try:
             args = build_parser().parse_args(argv)
         except UsageError as exc:
-            print(
-                f"sitecrawl: error: {printable(str(exc))} (see sitecrawl --help)", file=sys.stderr
-            )
+            message = printable(str(exc))
+            print(f"sitecrawl: error: {message} (see sitecrawl --help)", file=sys.stderr)
             return EXIT_USAGE
     try:
         code: int = args.handler(args)
