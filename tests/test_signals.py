@@ -38,6 +38,16 @@ def read_pages(process: subprocess.Popen[str], count: int) -> None:
         assert process.stdout.readline(), "the crawl ended early"
 
 
+def finish(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """The rest of stdout (what ``readline`` buffered included: ``communicate`` would miss
+    it) and stderr, once the process has ended."""
+    assert process.stdout is not None and process.stderr is not None
+    with process.stdout, process.stderr:
+        out = process.stdout.read()
+        process.wait(60)
+        return out, process.stderr.read()
+
+
 def whole_jsonl(path: Path) -> list[dict[str, object]]:
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert len({r["url"] for r in records}) == len(records)
@@ -50,7 +60,7 @@ def test_sigterm_is_handled_as_ctrl_c(serve: ServeFn, tmp_path: Path) -> None:
     process = start(site, tmp_path, "--state", "s.db", *outputs)
     read_pages(process, 5)
     process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=60)
+    out, err = finish(process)
     assert process.returncode == 143, err
     assert "Traceback" not in err
     assert "SIGTERM: stopping: finishing requests in flight" in err
@@ -73,7 +83,7 @@ def test_three_ctrl_c_no_traceback_and_the_outputs_whole(
     for _ in range(3):
         process.send_signal(signal.SIGINT)
         time.sleep(pause)
-    out, err = process.communicate(timeout=60)
+    out, err = finish(process)
     assert process.returncode == 130, err
     assert "Traceback" not in err
     pages = whole_jsonl(tmp_path / "pages.jsonl")
