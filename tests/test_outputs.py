@@ -6,6 +6,7 @@ import asyncio
 import csv
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -288,3 +289,32 @@ def test_kill_9_during_export_leaves_no_partial_file(
     assert os.listdir(tmp_path) == [temp.name]  # recognisable, safe to delete
     assert main(["export", str(big_state), "-t", table, "-o", str(tmp_path / name), "-q"]) == 0
     assert (tmp_path / name).stat().st_size > temp.stat().st_size
+
+
+def test_a_report_that_cannot_be_written_is_refused_before_the_crawl(
+    site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["crawl", site.url, "--no-state", "--report", "missing/r.html", "-o", "p.csv"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == "sitecrawl: error: cannot write missing/r.html: No such file or directory\n"
+    assert site.traffic.paths == [] and os.listdir(tmp_path) == []
+
+
+def test_sigterm_during_export_writes_no_file(big_state: Path, tmp_path: Path) -> None:
+    (tmp_path / "out.csv").write_text(PREVIOUS)
+    argv = [sys.executable, "-m", "sitecrawl", "export", str(big_state), "-o", "out.csv"]
+    process = subprocess.Popen(
+        argv, cwd=tmp_path, env=checkout_env(), stderr=subprocess.PIPE, text=True
+    )
+    temp = tmp_path / f".out.csv{TEMP_MARK}{process.pid}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if temp.exists() and temp.stat().st_size > 64 * 1024:
+            break
+        time.sleep(0.005)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 143, err
+    assert err == "sitecrawl: interrupted\n"
+    assert os.listdir(tmp_path) == ["out.csv"] and (tmp_path / "out.csv").read_text() == PREVIOUS

@@ -357,6 +357,20 @@ def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
             raise UsageError(f"cannot write output: {_reason(exc)} ({sink.path})") from None
 
 
+def check_writable(path: str) -> None:
+    """A :class:`UsageError` now, not after a crawl, when ``path`` cannot be written (its
+    temporary file cannot be created beside it); nothing is left behind."""
+    from ..sinks import Replacement
+
+    trial = Replacement(path)
+    try:
+        open(trial.temp, "ab").close()
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {_reason(exc)}") from None
+    finally:
+        trial.discard()
+
+
 def _reason(exc: Exception) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 

@@ -20,6 +20,7 @@ from ._common import (
     add_crawl_options,
     base_url_of,
     check_outputs,
+    check_writable,
     config_from_args,
     ctrl_c_stops,
     open_sinks,
@@ -114,6 +115,8 @@ def _execute(args: argparse.Namespace) -> int:
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
     check_outputs(args.output)
+    if args.report:
+        check_writable(args.report)
     if args.redis is not None:
         return seed_and_work(args, config, args.output)
     if args.crawl_id is not None:
