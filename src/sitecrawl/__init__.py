@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._config import CrawlConfig as CrawlConfig
     from ._config import Limits as Limits
     from ._config import Politeness as Politeness
+    from ._config import Requests as Requests
     from ._config import Timeouts as Timeouts
     from ._course import crawl_site_async as crawl_site_async
     from ._crawler import AsyncCrawler as AsyncCrawler
@@ -56,7 +57,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
 _LAZY = {
     name: module
     for module, names in {
-        "._config": ("CrawlConfig", "Limits", "Politeness", "Timeouts"),
+        "._config": ("CrawlConfig", "Limits", "Politeness", "Requests", "Timeouts"),
         "._course": ("crawl_site_async",),
         "._crawler": ("AsyncCrawler",),
         "._rules": ("Rules",),

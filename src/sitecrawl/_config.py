@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ._exceptions import ConfigError
 from ._rules import Rules, ScopeKind, default_scope
@@ -94,6 +96,79 @@ class Politeness:
             raise ConfigError("backoff times must be 0 or more")
 
 
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Requests:
+    """What the crawl sends besides its requests' URLs, and how they go out.
+
+    ``headers`` (``(name, value)`` pairs), ``cookies`` (``(name, value)`` pairs, for every
+    host of the crawl), the cookies of ``cookie_file`` (a Netscape cookies.txt, each for its
+    own domain) and ``auth`` (``(user, password)``, HTTP Basic) are credentials: they go only
+    to the hosts of the crawl's scope, decided per request by its URL's host (never to an
+    external link, another host's robots.txt, or a redirect off the site). ``keep_cookies``:
+    the cookies those hosts set are kept for the crawl, per host, as a browser keeps them.
+    ``proxy`` (http:// or https://) carries every request; else ``http_proxy`` carries
+    http:// URLs and ``https_proxy`` https:// ones, except to the hosts of ``no_proxy``
+    (``NO_PROXY``'s syntax: names, ``.suffix``, ``*``). The values are never printed
+    (``repr``) nor stored with a crawl (:meth:`shape`)."""
+
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    cookies: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    cookie_file: str | None = None
+    auth: tuple[str, str] | None = field(default=None, repr=False)
+    keep_cookies: bool = True
+    proxy: str | None = field(default=None, repr=False)
+    http_proxy: str | None = field(default=None, repr=False)
+    https_proxy: str | None = field(default=None, repr=False)
+    no_proxy: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, value in self.headers:
+            if not _TOKEN.fullmatch(name):
+                raise ConfigError(f"not a header name: {name!r}")
+            if "\r" in value or "\n" in value:
+                raise ConfigError(f"header {name} has a line break in its value")
+        for name, value in self.cookies:
+            if not _TOKEN.fullmatch(name) or any(c in value for c in ";\r\n"):
+                raise ConfigError(f"not a cookie name=value: {name!r}")
+        if self.auth is not None:
+            if ":" in self.auth[0] or not self.auth[0]:
+                raise ConfigError("an HTTP Basic user name is not empty and has no ':'")
+            if any(name.lower() == "authorization" for name, _ in self.headers):
+                raise ConfigError("give auth or an Authorization header, not both")
+        for proxy in (self.proxy, self.http_proxy, self.https_proxy):
+            if proxy is not None and not proxy.lower().startswith(("http://", "https://")):
+                raise ConfigError("a proxy is an http:// or https:// URL")
+
+    def shape(self) -> dict[str, Any]:
+        """What a crawl stores of these: which credentials were given, never their values."""
+        return {
+            "headers": sorted({name.lower() for name, _ in self.headers}),
+            "cookies": sorted({name for name, _ in self.cookies}),
+            "cookie_file": self.cookie_file is not None,
+            "auth": self.auth is not None,
+            "keep_cookies": self.keep_cookies,
+        }
+
+    def missing(self, shape: dict[str, Any] | None) -> list[str]:
+        """The credentials a crawl stored as given (its :meth:`shape`) that these lack, as
+        the command-line options that give them."""
+        if not shape:
+            return []
+        have = self.shape()
+        headers = [name for name in shape.get("headers", ()) if name not in have["headers"]]
+        cookies = [name for name in shape.get("cookies", ()) if name not in have["cookies"]]
+        lost = [f"-H '{name}: ...'" for name in headers]
+        lost += [f"--cookie {name}=..." for name in cookies]
+        if shape.get("cookie_file") and not have["cookie_file"]:
+            lost.append("--cookies FILE")
+        if shape.get("auth") and not have["auth"]:
+            lost.append("--auth USER (password: USER:PASSWORD or SITECRAWL_PASSWORD)")
+        return lost
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CrawlConfig:
     """Everything a crawl needs to know, except where its state and output go.
@@ -110,6 +185,8 @@ class CrawlConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     politeness: Politeness = field(default_factory=Politeness)
     user_agent: str = DEFAULT_USER_AGENT
+    #: Headers, cookies, auth and proxy (:class:`Requests`).
+    requests: Requests = field(default_factory=Requests)
     subdomains: bool = False
     #: Processes used: 1 parses on the event loop; N > 1 adds N - 1 parser processes.
     processes: int = 1

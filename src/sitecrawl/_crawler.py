@@ -116,7 +116,11 @@ class AsyncCrawler(CourseAPI):
         self.stats = CrawlStats(refused=self.link_rules.refused)
         self._parser = Parser(config.processes, link_details=bool(config.link_details))
         self._resources = contextlib.AsyncExitStack()
-        self._stack = FetchStack(config, throttle=throttle, on_rules=self._on_robots)
+        # Credentials go to the start URLs' scope: not where a start URL redirects off-site.
+        self._trusted = CrawlScope(starts, config.scope_kind)
+        self._stack = FetchStack(
+            config, throttle=throttle, on_rules=self._on_robots, scope=self._trusted
+        )
         self.throttle = self._stack.throttle
         self.robots = self._stack.robots
         self._client = self._stack.client
@@ -165,10 +169,20 @@ class AsyncCrawler(CourseAPI):
         return LinkTargets(self.link_rules, guard)
 
     def _take_stored_rules(self) -> None:
-        """A resumed crawl obeys the rules it began with: the frontier's stored ones are taken
+        """A resumed crawl is given again the credentials it began with (only their names are
+        stored): a :class:`StateError` names those missing. It obeys the rules it began with:
+        the frontier's stored ones are taken
         when this run gives none; other rules are refused (a :class:`StateError`), since the
         queue and the links already seen were decided by the stored ones."""
-        stored = (self.frontier.options or {}).get("rules")
+        options = self.frontier.options or {}
+        missing = self.config.requests.missing(options.get("requests"))
+        if missing:
+            raise StateError(
+                "this crawl began with credentials that are not stored: give them again with "
+                + ", ".join(missing),
+                path=str(getattr(self.frontier, "path", "")),
+            )
+        stored = options.get("rules")
         if stored is None:
             return
         rules = Rules.from_dict(stored)
@@ -183,6 +197,7 @@ class AsyncCrawler(CourseAPI):
             )
         self.config = replace(self.config, rules=rules, subdomains=False)
         self.scope.reaim(self.config.scope_kind)
+        self._trusted.reaim(self.config.scope_kind)
         self.link_rules = LinkRules(self.scope, rules)
         self.stats.refused = self.link_rules.refused
         self._targets = self._link_targets()
@@ -417,5 +432,6 @@ def given_rules(config: CrawlConfig) -> Rules:
 
 
 def stored_options(config: CrawlConfig) -> dict[str, Any]:
-    """What a durable frontier stores with a crawl so that a resume obeys the same aim."""
-    return {"rules": given_rules(config).to_dict()}
+    """What a durable frontier stores with a crawl so that a resume obeys the same aim, and
+    which credentials it was given (never their values: a resume is given them again)."""
+    return {"rules": given_rules(config).to_dict(), "requests": config.requests.shape()}

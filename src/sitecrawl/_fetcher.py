@@ -7,23 +7,37 @@ ask later). :class:`RedirectTrail` is that check's scope/loop/count part, under 
 :class:`FollowPolicy` its caller chooses (the fetcher knows no caller's limits). A URL goes out
 exactly as given (a WHATWG href: aiohttp does not re-quote it), so the URL requested is the
 URL recorded. Bodies are read up to a cap on the *decoded* size (gzip, deflate, br and zstd
-are accepted), so a compression bomb cannot blow memory.
+are accepted), so a compression bomb cannot blow memory; a body that is not HTML is not read
+at all (its connection is closed: only what the socket had buffered arrived).
+
+Credentials (:class:`~sitecrawl.Requests`' headers, cookies, auth, and the cookies the crawl's
+hosts set) are decided here, per request, by the target URL's host: they go with a request
+only when ``trusted(url)`` (the crawl's scope: :meth:`CrawlScope.holds_host`) says its host
+is one of the crawl's, so no caller can leak them to an external link, another host's
+robots.txt or across a redirect off the site.
 """
 
 from __future__ import annotations
 
+import base64
+import http.cookiejar
 import socket
 import time
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.cookies import BaseCookie, SimpleCookie
 from types import TracebackType
 
 import aiohttp
+from aiohttp.abc import AbstractCookieJar
+from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
-from ._config import CrawlConfig
+from ._config import CrawlConfig, Requests
 from ._exceptions import (
+    ConfigError,
     ConnectError,
     DNSError,
     FetchError,
@@ -106,16 +120,144 @@ def _map_errors(url: str) -> Iterator[None]:
         raise ProtocolError(f"bad response: {exc}", url=url) from exc
 
 
+#: ``url -> bool``: may the crawl's credentials go to ``url``'s host?
+TrustCheck = Callable[[str], bool]
+_NO_URL = URL()
+
+
+class ScopedCookieJar(aiohttp.CookieJar):
+    """A browser's cookie jar (per host, path, expiry, Secure) that only the crawl's own hosts
+    see: requests to other hosts carry none of its cookies and what those hosts set is not
+    kept; with ``keep=False``, nothing any host sets is kept (only the cookies given)."""
+
+    def __init__(self, trusted: TrustCheck, *, keep: bool) -> None:
+        super().__init__(unsafe=True)  # unsafe: cookies of IP-address hosts too
+        self._trusted = trusted
+        self._keep = keep
+
+    def give(self, cookies: LooseCookies, *, url: URL | None = None) -> None:
+        """Cookies the user gave: for every trusted host, or for ``url``'s domain."""
+        super().update_cookies(cookies, _NO_URL if url is None else url)
+
+    def _trusts(self, url: URL) -> bool:
+        return bool(url.raw_host) and self._trusted(str(url))
+
+    def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
+        if self._keep and self._trusts(response_url):
+            super().update_cookies(cookies, response_url)
+
+    def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
+        if self._keep and self._trusts(response_url):
+            super().update_cookies_from_headers(headers, response_url)
+
+    def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
+        if not self._trusts(request_url):
+            return BaseCookie()
+        return super().filter_cookies(request_url)
+
+
+def load_cookie_file(path: str) -> list[http.cookiejar.Cookie]:
+    """The unexpired cookies of a Netscape cookies.txt (as curl and wget read it; an expiry
+    of 0 is a session cookie, as curl writes it); :class:`ConfigError` when it cannot be
+    read."""
+    jar = http.cookiejar.MozillaCookieJar()
+    try:
+        jar.load(path, ignore_discard=True, ignore_expires=True)
+    except (OSError, http.cookiejar.LoadError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"cannot read cookies file {path}: {reason}") from None
+    now = time.time()
+    return [cookie for cookie in jar if not cookie.expires or cookie.expires > now]
+
+
+def _cookie_jar(requests: Requests, trusted: TrustCheck) -> AbstractCookieJar:
+    if not (requests.keep_cookies or requests.cookies or requests.cookie_file):
+        return aiohttp.DummyCookieJar()
+    jar = ScopedCookieJar(trusted, keep=requests.keep_cookies)
+    if requests.cookies:
+        jar.give(dict(requests.cookies))
+    if requests.cookie_file is not None:
+        for cookie in load_cookie_file(requests.cookie_file):
+            host = cookie.domain.lstrip(".")
+            given: SimpleCookie = SimpleCookie()
+            given[cookie.name] = cookie.value or ""
+            morsel = given[cookie.name]
+            morsel["path"] = cookie.path or "/"
+            if cookie.domain_initial_dot:  # the domain and its subdomains; else the host only
+                morsel["domain"] = host
+            if cookie.secure:
+                morsel["secure"] = True
+            scheme = "https" if cookie.secure else "http"
+            jar.give(given, url=URL.build(scheme=scheme, host=host, path=morsel["path"]))
+    return jar
+
+
+class _Proxies:
+    """Which proxy (and the headers that authenticate to it) carries a request to a URL."""
+
+    def __init__(self, requests: Requests) -> None:
+        self._all = _proxy_url(requests.proxy)
+        self._by_scheme = {
+            "http": _proxy_url(requests.http_proxy),
+            "https": _proxy_url(requests.https_proxy),
+        }
+        self._bypass = {"no": ",".join(requests.no_proxy)}
+        self._hosts: dict[str, _Proxy | None] = {}
+        self.any = self._all is not None or any(self._by_scheme.values())
+
+    def for_url(self, url: URL) -> _Proxy | None:
+        if self._all is not None:
+            return self._all
+        key = f"{url.scheme}://{url.host_port_subcomponent}"
+        if key not in self._hosts:
+            proxy = self._by_scheme.get(url.scheme)
+            # The stdlib's NO_PROXY matcher (curl's syntax), given the list: it reads no env.
+            bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+            if proxy is not None and bypass(url.host_port_subcomponent or "", self._bypass):
+                proxy = None
+            self._hosts[key] = proxy
+        return self._hosts[key]
+
+
+#: A proxy's URL (no user info) and the headers that authenticate to it (or None).
+_Proxy = tuple[URL, dict[str, str] | None]
+
+
+def basic_auth(user: str, password: str) -> str:
+    """An ``Authorization`` value for HTTP Basic (RFC 7617, UTF-8)."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def _proxy_url(text: str | None) -> _Proxy | None:
+    """A proxy URL without its user info, and that user info as Proxy-Authorization."""
+    if not text:
+        return None
+    url = URL(text)
+    if url.user is None:
+        return url, None
+    auth = basic_auth(url.user, url.password or "")
+    return url.with_user(None), {"Proxy-Authorization": auth}
+
+
 class Fetcher:
     """One HTTP session, one hop a request. Use as ``async with Fetcher(config) as fetcher``;
-    where a redirect may lead is its callers' decision (:class:`RedirectTrail`)."""
+    where a redirect may lead is its callers' decision (:class:`RedirectTrail`), where the
+    crawl's credentials may go is ``trusted``'s (None: nowhere)."""
 
-    def __init__(self, config: CrawlConfig) -> None:
+    def __init__(self, config: CrawlConfig, *, trusted: TrustCheck | None = None) -> None:
         self._config = config
+        self._trusted: TrustCheck = trusted or (lambda url: False)
+        requests = config.requests
+        headers = dict(requests.headers)
+        if requests.auth is not None:
+            headers["Authorization"] = basic_auth(*requests.auth)
+        self._headers = headers or None
+        self._proxies = _Proxies(requests)
         self.session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
         limits, timeouts = self._config.limits, self._config.timeouts
+        jar = _cookie_jar(self._config.requests, self._trusted)
         connector = aiohttp.TCPConnector(
             limit=limits.max_concurrency, limit_per_host=0, ttl_dns_cache=300
         )
@@ -123,7 +265,7 @@ class Fetcher:
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=timeouts.total, connect=timeouts.connect),
             headers={"User-Agent": self._config.user_agent, "Accept": _ACCEPT},
-            cookie_jar=aiohttp.DummyCookieJar(),
+            cookie_jar=jar,
             raise_for_status=False,
         )
         return self
@@ -158,7 +300,16 @@ class Fetcher:
             # encoded=True: the URL is a WHATWG href, escaped as the page wrote it; aiohttp
             # would otherwise re-quote it (``?x=%2F`` becomes ``?x=/``, another URL).
             target = URL(url, encoded=True)
-            async with self.session.request(method, target, allow_redirects=False) as resp:
+            extra = self._headers if self._headers and self._trusted(url) else None
+            proxy = self._proxies.for_url(target) if self._proxies.any else None
+            async with self.session.request(
+                method,
+                target,
+                allow_redirects=False,
+                headers=extra,
+                proxy=proxy[0] if proxy else None,
+                proxy_headers=proxy[1] if proxy else None,
+            ) as resp:
                 headers = resp.headers
                 status = resp.status
                 location = headers.get("Location") if status in _REDIRECTS else None

@@ -92,7 +92,7 @@ class LinkChecker:
     def __init__(self, config: CrawlConfig, scope: CrawlScope) -> None:
         self._config = config
         self._scope = scope
-        self._stack = FetchStack(config)
+        self._stack = FetchStack(config, scope=scope)
         self.throttle = self._stack.throttle
         self._client = self._stack.client
         self._robots = self._stack.robots

@@ -162,6 +162,13 @@ class CrawlScope:
         hostname, port = _split_port(site)
         return registrable_domain(hostname) + port in self._domains
 
+    def holds_host(self, href: str) -> bool:
+        """True when ``href``'s host (and port) is one of the scope's, whatever its path: where
+        the crawl's credentials may be sent."""
+        if self.kind == "prefix":
+            return _site(href) in self._sites
+        return self.contains(href)
+
     def describe(self) -> str:
         """For the summary line: ``prefix 127.0.0.1:8000/book/``."""
         if self.kind == "prefix":

@@ -8,7 +8,8 @@
 
 Each part is given the limits it needs by whoever knows them: robots.txt is fetched under
 :data:`ROBOTS_POLICY` (RFC 9309's size and redirect limits) and a robots.txt's
-``Crawl-delay`` is applied to its host's slot.
+``Crawl-delay`` is applied to its host's slot. The crawl's scope tells the fetcher which hosts
+its credentials (headers, cookies, auth) may go to, request by request.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from ._exceptions import FetchError, RedirectOutOfScope, TooManyRedirects
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
 from ._pagejob import PoliteClient
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
+from ._scope import CrawlScope
 from ._throttle import Throttle
-from ._urls import split_host
+from ._urls import parse_base_url, split_host
 
 #: robots.txt: redirects to any http(s) host, at most five; the first 512 KiB of any body.
 ROBOTS_POLICY = FollowPolicy(
@@ -36,7 +38,10 @@ class FetchStack:
     obeyed), wired together. ``async with`` opens and closes the HTTP session.
 
     ``throttle`` replaces the in-process per-host slots; ``on_rules(origin, rules)`` is
-    called after a robots.txt was read and its ``Crawl-delay`` applied to the host's slot."""
+    called after a robots.txt was read and its ``Crawl-delay`` applied to the host's slot.
+    ``scope`` (default: the config's start URLs and scope kind) is where the crawl's
+    credentials may go: the hosts it holds (:meth:`CrawlScope.holds_host`), as it is at each
+    request."""
 
     def __init__(
         self,
@@ -44,8 +49,11 @@ class FetchStack:
         *,
         throttle: Throttle | None = None,
         on_rules: RulesHook | None = None,
+        scope: CrawlScope | None = None,
     ) -> None:
-        self.fetcher = Fetcher(config)
+        if scope is None:
+            scope = CrawlScope([parse_base_url(url) for url in config.starts], config.scope_kind)
+        self.fetcher = Fetcher(config, trusted=scope.holds_host)
         if throttle is None:
             throttle = Throttle(config.politeness, max_concurrency=config.limits.max_concurrency)
         self.throttle = throttle

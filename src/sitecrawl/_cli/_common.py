@@ -179,6 +179,9 @@ def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
         help="total time allowed per request (default 30)",
     )
     add_processes_option(crawl, default=min(2, os.cpu_count() or 1))
+    from ._requests import add_request_options
+
+    add_request_options(crawl)
     _add_politeness(crawl)
 
 
@@ -282,8 +285,10 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     """Options from :func:`add_crawl_options` (and ``args.url``) as a frozen config."""
     from .._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Politeness, Timeouts
     from .._exceptions import SitecrawlError
+    from ._requests import requests_from_args
 
     rules = rules_from_args(args)
+    requests = requests_from_args(args)
     starts = tuple(getattr(args, "urls", None) or [args.url])
     try:
         return CrawlConfig(
@@ -312,6 +317,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
             ),
             processes=args.processes,
             user_agent=args.user_agent or DEFAULT_USER_AGENT,
+            requests=requests,
         )
     except SitecrawlError as exc:
         raise UsageError(str(exc)) from None

@@ -22,7 +22,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from .._config import CrawlConfig
+    from .._config import CrawlConfig, Requests
     from ..frontier._redis import RedisFrontier
     from ..sinks import Sink
 
@@ -64,14 +64,30 @@ def check_url(url: str) -> str:
 
 
 def config_to_dict(config: CrawlConfig) -> dict[str, Any]:
-    return dataclasses.asdict(config)
+    """The config as stored in Redis: of its requests' credentials, only which were given
+    (:meth:`~sitecrawl.Requests.shape`); no proxy (a worker's own)."""
+    stored = dataclasses.asdict(config)
+    stored["requests"] = config.requests.shape()
+    return stored
 
 
-def config_from_dict(stored: dict[str, Any], **local: Any) -> CrawlConfig:
-    """The config stored at seed time, with this worker's ``max_concurrency`` and
-    ``processes`` when given."""
-    from .._config import CrawlConfig, Limits, Politeness, Timeouts
+def config_from_dict(
+    stored: dict[str, Any], requests: Requests | None = None, **local: Any
+) -> CrawlConfig:
+    """The config stored at seed time, with this worker's ``requests`` (its credentials and
+    proxy: a :class:`UsageError` when it lacks credentials the crawl began with; whether the
+    site's cookies are kept is the crawl's), ``max_concurrency`` and ``processes`` when
+    given."""
+    from .._config import CrawlConfig, Limits, Politeness, Requests, Timeouts
     from .._rules import Rules
+    from ._requests import require_stored
+
+    shape = stored.get("requests") or {}
+    requests = requests or Requests()
+    require_stored(requests, shape, "the crawl in Redis")
+    requests = dataclasses.replace(
+        requests, keep_cookies=shape.get("keep_cookies", requests.keep_cookies)
+    )
 
     limits = dict(stored["limits"])
     if local.get("max_concurrency") is not None:
@@ -84,6 +100,7 @@ def config_from_dict(stored: dict[str, Any], **local: Any) -> CrawlConfig:
         timeouts=Timeouts(**stored["timeouts"]),
         politeness=Politeness(**stored["politeness"]),
         user_agent=stored["user_agent"],
+        requests=requests,
         subdomains=stored["subdomains"],
         processes=local.get("processes") or 1,
     )
@@ -132,7 +149,10 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
                     file=sys.stderr,
                 )
             local = config_from_dict(
-                frontier.config, max_concurrency=args.concurrency, processes=args.processes
+                frontier.config,
+                config.requests,
+                max_concurrency=args.concurrency,
+                processes=args.processes,
             )
             return await work(
                 frontier, local, sinks, per_host=per_host(frontier.config), quiet=args.quiet

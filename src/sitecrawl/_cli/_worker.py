@@ -7,6 +7,7 @@ from typing import Any
 
 from ._common import add_processes_option, count, run_async
 from ._redis import add_redis_options
+from ._requests import add_request_options, requests_from_args
 
 
 def add_command(commands: Any) -> None:
@@ -23,12 +24,15 @@ def add_command(commands: Any) -> None:
     # One process each: scale a machine by starting more workers.
     add_processes_option(worker, default=1)
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    # The crawl's credentials are not stored in Redis: a worker is given them again.
+    add_request_options(worker)
     worker.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:
     from ._redis import config_from_dict, frontier_for, per_host, prepare, work
 
+    requests = requests_from_args(args)
     frontier = frontier_for(args.redis, args.crawl_id)
 
     async def run() -> int:
@@ -36,7 +40,7 @@ def _execute(args: argparse.Namespace) -> int:
             prepare(frontier)
             stored = frontier.config
             config = config_from_dict(
-                stored, max_concurrency=args.concurrency, processes=args.processes
+                stored, requests, max_concurrency=args.concurrency, processes=args.processes
             )
             return await work(frontier, config, [], per_host=per_host(stored), quiet=args.quiet)
 
