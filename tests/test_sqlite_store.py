@@ -3,14 +3,17 @@ library's ``state=``. (Bad files and the CLI are in test_state_cli.py.)"""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sqlite3
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from servers import ServerThread, expected_paths
 from sitecrawl import AsyncCrawler, ConfigError, Page, Request, crawl_site_async
+from sitecrawl._cli import main
 from sitecrawl.frontier import MemoryFrontier, SqliteFrontier
 from sitecrawl.frontier._sqlite_schema import legacy_error
 
@@ -242,3 +245,35 @@ async def test_a_page_column_the_file_lacks_is_added_on_open(tmp_path: Path) -> 
         columns = [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
     conn.close()
     assert columns[-2:] == ["h2", "lang"]  # in Page order
+
+
+def test_export_streams_a_table_from_the_state_file(tmp_path: Path) -> None:
+    """``export -t links`` holds a few pages at a time, not the crawl: its peak of allocated
+    memory is a small part of what reading every page at once takes."""
+    path = tmp_path / "big.db"
+    text = "y" * 1000
+
+    async def fill() -> None:
+        async with SqliteFrontier(path, base_url=BASE, commit_interval=60) as store:
+            await store.add([req(f"p/{i}", 1) for i in range(1500)])
+            while (leased := await store.next()) is not None:
+                links = [(f"{BASE}p/{j}", text, None, "a") for j in range(20)]
+                await store.mark_done(leased, Page(url=leased.url, status=200, links=links))
+
+    async def read_all() -> int:
+        async with SqliteFrontier(path, create=False) as store:
+            return len([page async for page in store.read_pages()])
+
+    asyncio.run(fill())
+    tracemalloc.start()
+    try:
+        assert asyncio.run(read_all()) == 1500
+        _, whole = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        out = tmp_path / "links.jsonl"
+        assert main(["export", str(path), "-t", "links", "-o", str(out), "-q"]) == 0
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.read_text(encoding="utf-8").count("\n") == 1500 * 20
+    assert peak < whole / 4, (peak, whole)

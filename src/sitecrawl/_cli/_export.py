@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import EXIT_OK, UsageError, check_outputs, open_sinks, run_async, write_pages
+from ._common import EXIT_OK, UsageError, check_outputs, run_async
 from ._redis import add_redis_options, check_source
 
 TABLE_NAMES = ("pages", "links", "redirects", "images")
@@ -39,13 +39,14 @@ def add_command(commands: Any) -> None:
 
 def _execute(args: argparse.Namespace) -> int:
     """Any table of a state file or a crawl in Redis (one :class:`PageStore` either way), any
-    format: the pages table streamed into page files, the others built from the pages
-    (:mod:`sitecrawl._tables`). The files appear whole when every row is written: an export
-    stopped (Ctrl-C, SIGTERM, an error) leaves each path as it was."""
+    format, streamed: rows are written as the store's pages are read
+    (:func:`sitecrawl._tables.store_rows`), never the whole crawl in memory. The files appear
+    whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an error) leaves each
+    path as it was."""
     from .._exceptions import ConfigError
-    from .._tables import TABLES, table_rows
-    from ..sinks import write_rows
-    from ._store import open_store, read_records, source_name
+    from .._tables import TABLES, store_rows
+    from ..sinks import write_rows_async
+    from ._store import open_store, source_name
 
     check_source(args)
     check_outputs(args.output)
@@ -53,19 +54,13 @@ def _execute(args: argparse.Namespace) -> int:
 
     async def export() -> int:
         async with open_store(args) as store:
-            if table.name == "pages":
-                with open_sinks(args.output) as sinks:
-                    return await write_pages(store.read_pages(), sinks)
-            records = await read_records(store)
-        try:
-            return write_rows(
-                args.output, table, table_rows(table, records.pages, records.base_url)
-            )
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
-        except OSError as exc:
-            path = exc.filename or ", ".join(args.output)
-            raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
+            try:
+                return await write_rows_async(args.output, table, store_rows(table, store))
+            except ConfigError as exc:
+                raise UsageError(str(exc)) from None
+            except OSError as exc:
+                path = exc.filename or ", ".join(args.output)
+                raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
 
     count = run_async(export())
     if not args.quiet:

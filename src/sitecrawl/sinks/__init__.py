@@ -15,8 +15,10 @@ from ._formats import (
     csv_row,
     format_of,
     open_writer,
+    open_writers,
     safe_cell,
     write_rows,
+    write_rows_async,
 )
 
 __all__ = [
@@ -40,8 +42,10 @@ __all__ = [
     "format_of",
     "open_replacing",
     "open_writer",
+    "open_writers",
     "replacing",
     "safe_cell",
     "sink_for",
     "write_rows",
+    "write_rows_async",
 ]

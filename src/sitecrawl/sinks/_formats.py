@@ -20,7 +20,8 @@ import os
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import IO, Any
 
 from .._exceptions import ConfigError
@@ -320,23 +321,42 @@ def open_writer(path: str, table: TableSpec, *, format: str | None = None) -> Ro
         raise OSError(exc.errno, exc.strerror, path) from exc
 
 
-def write_rows(paths: Sequence[str], table: TableSpec, rows: Iterable[Row]) -> int:
-    """Write ``rows`` of ``table`` to every path at once, in one pass; return how many rows.
-    The files appear only when every row is written: on any exception, none does."""
+@contextmanager
+def open_writers(paths: Sequence[str], table: TableSpec) -> Iterator[list[RowWriter]]:
+    """A writer of ``table`` for every path. The files appear only when the block ends
+    normally, every row written: on any exception, none does."""
     check_outputs(paths)
     writers: list[RowWriter] = []
     try:
         for path in paths:
             writers.append(open_writer(path, table))
-        count = 0
-        for row in rows:
-            for writer in writers:
-                writer.write(row)
-            count += 1
+        yield list(writers)
         while writers:
             writers.pop(0).close()
     except BaseException:
         for writer in writers:
             writer.discard()
         raise
+
+
+def write_rows(paths: Sequence[str], table: TableSpec, rows: Iterable[Row]) -> int:
+    """Write ``rows`` of ``table`` to every path at once, in one pass; return how many rows.
+    The files appear only when every row is written: on any exception, none does."""
+    count = 0
+    with open_writers(paths, table) as writers:
+        for row in rows:
+            for writer in writers:
+                writer.write(row)
+            count += 1
+    return count
+
+
+async def write_rows_async(paths: Sequence[str], table: TableSpec, rows: AsyncIterable[Row]) -> int:
+    """:func:`write_rows` for rows that come streamed (from a page store)."""
+    count = 0
+    with open_writers(paths, table) as writers:
+        async for row in rows:
+            for writer in writers:
+                writer.write(row)
+            count += 1
     return count
