@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -9,7 +10,6 @@ import pytest
 
 from sitecrawl import InvalidURL, normalize_url
 from sitecrawl._rules import CrawlScope, LinkRules, Rules
-from sitecrawl._speedups import join_plain as compiled_join_plain
 from sitecrawl._urls import (
     JoinCache,
     _join_plain,
@@ -19,6 +19,7 @@ from sitecrawl._urls import (
     parse_base_url,
     url_key,
 )
+from speedups import require_speedups
 
 DATA = Path(__file__).parent / "data"
 
@@ -131,12 +132,22 @@ def test_join_cache_gives_the_same_answers_as_join() -> None:
             assert cache.join_each(base, [href]) == [join(base, href)], (base, href)
 
 
+JoinPlain = Callable[[str, str, str], "str | None"]
+
+
+def compiled_join_plain() -> JoinPlain:
+    """The C twin of ``_join_plain`` (the test skips when it was not built)."""
+    require_speedups()
+    from sitecrawl._speedups import join_plain
+
+    return join_plain
+
+
 # The string path exists twice, in Python and in C (sitecrawl._speedups): every test of it
 # runs on both.
-JOIN_PLAIN = pytest.mark.parametrize("join_plain", [_join_plain, compiled_join_plain])
-
-
-JoinPlain = Callable[[str, str, str], "str | None"]
+@pytest.fixture(params=["python", "compiled"])
+def join_plain(request: pytest.FixtureRequest) -> JoinPlain:
+    return compiled_join_plain() if request.param == "compiled" else _join_plain
 
 
 def _join_plain_against(base: str, raw: str, join_plain: JoinPlain = _join_plain) -> str | None:
@@ -146,7 +157,7 @@ def _join_plain_against(base: str, raw: str, join_plain: JoinPlain = _join_plain
 
 
 def test_join_each_takes_the_compiled_string_path() -> None:
-    assert _join_plain_fast is compiled_join_plain
+    assert _join_plain_fast is compiled_join_plain()
 
 
 BASE = "http://127.0.0.1:8088/s11/g6/page-2915.html"
@@ -178,7 +189,6 @@ BASE = "http://127.0.0.1:8088/s11/g6/page-2915.html"
         (".well-known/x/...", "http://127.0.0.1:8088/s11/g6/.well-known/x/..."),
     ],
 )
-@JOIN_PLAIN
 def test_join_plain_takes_the_common_references(
     raw: str, expected: str, join_plain: JoinPlain
 ) -> None:
@@ -215,7 +225,6 @@ def test_join_plain_takes_the_common_references(
         "http://127.0.0.1:8088/a b",
     ],
 )
-@JOIN_PLAIN
 def test_join_plain_leaves_everything_else_to_the_parser(raw: str, join_plain: JoinPlain) -> None:
     assert _join_plain_against(BASE, raw, join_plain) is None
 
@@ -268,6 +277,7 @@ def _random_reference(rng: random.Random, origin: str) -> str:
 def test_join_each_equals_join_on_generated_references() -> None:
     """Plain references of every shape, and near misses, against many bases: the string path
     and the memo give exactly what the parser gives."""
+    compiled = compiled_join_plain()
     rng = random.Random(20240611)
     shared = JoinCache()
     plain = total = 0
@@ -279,7 +289,7 @@ def test_join_each_equals_join_on_generated_references() -> None:
         assert JoinCache().join_each(base, hrefs) == expected, base
         assert shared.join_each(base, hrefs) == expected, base
         found = [_join_plain(href, directory, origin) for href in hrefs]
-        assert [compiled_join_plain(href, directory, origin) for href in hrefs] == found
+        assert [compiled(href, directory, origin) for href in hrefs] == found
         plain += sum(url is not None for url in found)
         total += len(hrefs)
     assert total > 30_000
@@ -288,6 +298,7 @@ def test_join_each_equals_join_on_generated_references() -> None:
 
 def test_compiled_join_plain_on_long_references() -> None:
     """Past the C code's stack buffer (1 KiB): long paths, with and without dot segments."""
+    compiled = compiled_join_plain()
     rng = random.Random(7)
     base = "http://127.0.0.1:8088/" + "d/" * 300 + "page.html"
     directory = base_directory(base)
@@ -296,9 +307,54 @@ def test_compiled_join_plain_on_long_references() -> None:
         parts = rng.choices(["..", ".", "seg", "x" * 50, ""], k=rng.randrange(1, 120))
         raw = rng.choice(["", "/", origin + "/"]) + "/".join(parts)
         expected = _join_plain(raw, directory, origin)
-        assert compiled_join_plain(raw, directory, origin) == expected, raw
+        assert compiled(raw, directory, origin) == expected, raw
         if expected is not None:
             assert expected == join(base, raw), raw
+
+
+#: How many generated references the fuzz test gives both twins: CI's size; the one-off
+#: run of a million is ``SITECRAWL_JOIN_FUZZ=1000000 pytest -k fuzz tests/test_urls.py``.
+JOIN_FUZZ = int(os.environ.get("SITECRAWL_JOIN_FUZZ", "60000"))
+_FUZZ_BASES = [
+    *_BASES,
+    # Directories and origins around and past the C code's 1 KiB stack buffer.
+    *("http://h.test/" + "d/" * n + "p.html" for n in (250, 500, 505, 510, 1000)),
+    "http://" + "h" * 1000 + ".test/a/",
+]
+_FUZZ_SOUP = [*_SAFE, "/", "/", ".", ".", "..", "%", "%2e", "?", "#", ":", "é", " ", "\x00"]
+
+
+def _fuzz_reference(rng: random.Random, origin: str) -> str:
+    shape = rng.random()
+    if shape < 0.5:
+        return _random_reference(rng, origin)
+    if shape < 0.7:  # character soup, short
+        return "".join(rng.choices(_FUZZ_SOUP, k=rng.randrange(0, 24)))
+    # Long paths of dot segments and long segments, around the buffer sizes.
+    parts = rng.choices(["..", ".", "", "s", "x" * rng.randrange(1, 600)], k=rng.randrange(1, 60))
+    prefix = rng.choice(["", "", "/", origin + "/", origin, origin[:-1] + "/", "//"])
+    return prefix + "/".join(parts) + rng.choice(["", "", "/", "/.", "/..", "?q", "é"])
+
+
+def test_fuzz_the_compiled_join_plain_against_its_python_twin() -> None:
+    """Generated references of every shape, long ones past the C buffers included: the C
+    function answers exactly what the Python one does (and, on a sample, what the URL
+    parser does)."""
+    compiled = compiled_join_plain()
+    rng = random.Random(1_000_003)
+    plain = 0
+    for i in range(JOIN_FUZZ):
+        base = rng.choice(_FUZZ_BASES)
+        directory = base_directory(base)
+        origin = directory[: directory.find("/", directory.index("://") + 3)]
+        raw = _fuzz_reference(rng, origin)
+        expected = _join_plain(raw, directory, origin)
+        assert compiled(raw, directory, origin) == expected, (base, raw)
+        if expected is not None:
+            plain += 1
+            if i % 16 == 0:
+                assert expected == join(base, raw), (base, raw)
+    assert plain > JOIN_FUZZ // 5
 
 
 def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
@@ -315,6 +371,7 @@ def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
         if base.startswith(("http://", "https://")):
             bases.add(base)
     hrefs = sorted({case["input"] for case in _whatwg_cases()})
+    compiled = compiled_join_plain()
     assert len(bases) > 10
     plain = 0
     for base in sorted(bases):
@@ -322,7 +379,7 @@ def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
         assert JoinCache().join_each(base, hrefs) == expected, base
         for href, url in zip(hrefs, expected, strict=True):
             got = _join_plain_against(base, href)
-            assert _join_plain_against(base, href, compiled_join_plain) == got, (base, href)
+            assert _join_plain_against(base, href, compiled) == got, (base, href)
             if got is not None:
                 assert got == url, (base, href)
                 plain += 1
