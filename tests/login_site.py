@@ -193,3 +193,24 @@ def binary_app(sent: Sent) -> web.Application:
     app.router.add_get("/film.mp4", big)
     app.router.add_route("GET", "/photo.jpg", big)
     return app
+
+
+def consent_app() -> web.Application:
+    """A consent wall: without the ``consent`` cookie every page redirects to ``/consent``,
+    which sets it and redirects back where the visitor came from."""
+
+    async def page(request: web.Request) -> web.Response:
+        if request.cookies.get("consent") != "yes":
+            raise web.HTTPFound(f"/consent?next={request.path}")
+        return html('<a href="/x">x</a><a href="/y">y</a>', title=request.path)
+
+    async def consent(request: web.Request) -> web.Response:
+        response = web.HTTPFound(request.query.get("next", "/"))
+        response.set_cookie("consent", "yes", path="/")
+        raise response
+
+    app = web.Application()
+    app.router.add_get("/consent", consent)
+    for path in ("/", "/x", "/y"):
+        app.router.add_get(path, page)
+    return app

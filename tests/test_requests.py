@@ -26,6 +26,7 @@ from login_site import (
     Seen,
     Sent,
     binary_app,
+    consent_app,
     external_app,
     private_app,
     proxy_app,
@@ -186,6 +187,22 @@ def test_no_cookies_keeps_none_of_the_sites_cookies(
     assert main([*argv, *CREDENTIALS, "-o", str(out)]) == 1  # the start page failed
     assert read_jsonl(out)[private.url + "/login"]["status"] == 403
     assert "/" in seen.refused
+
+
+def test_a_consent_page_that_sends_back_where_it_came_from(tmp_path: Path) -> None:
+    """``/`` -> ``/consent`` (sets the cookie) -> ``/`` is not a redirect loop: the cookie
+    changed the answer; every page after it is served at once."""
+    site = ServerThread(consent_app()).start()
+    out = tmp_path / "pages.jsonl"
+    try:
+        assert main(["crawl", site.url, "--no-state", "-q", "-o", str(out)]) == 0
+    finally:
+        site.stop()
+    pages = read_jsonl(out)
+    start = pages[site.url + "/"]
+    assert (start["status"], start["error"], start["final_url"]) == (200, None, site.url + "/")
+    assert [pages[site.url + path]["redirects"] for path in ("/x", "/y")] == [[], []]
+    assert site.traffic.count("/consent?next=/") == 1
 
 
 @pytest.mark.usefixtures("password")

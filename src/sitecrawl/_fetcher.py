@@ -77,6 +77,7 @@ class Response:
     retry_after: str | None = None
     robots_tag: str | None = None
     ttfb_ms: float = 0.0  # time to response headers: the server's latency, body excluded
+    set_cookie: bool = False  # a Set-Cookie header came, and the crawl keeps this host's
 
     @property
     def is_html(self) -> bool:
@@ -252,6 +253,7 @@ class Fetcher:
         if requests.auth is not None:
             headers["Authorization"] = basic_auth(*requests.auth)
         self._headers = headers or None
+        self._keep_cookies = requests.keep_cookies
         self._proxies = _Proxies(requests)
         self.session: aiohttp.ClientSession | None = None
 
@@ -325,6 +327,9 @@ class Fetcher:
                     retry_after=headers.get("Retry-After"),
                     robots_tag="\n".join(headers.getall("X-Robots-Tag", [])) or None,
                     ttfb_ms=round((time.perf_counter() - started) * 1000, 2),
+                    set_cookie=self._keep_cookies
+                    and "Set-Cookie" in headers
+                    and self._trusted(url),
                 )
                 if (
                     response.location is None
@@ -356,9 +361,14 @@ class RedirectTrail:
         self._scope = policy.scope
         self._max = policy.max_redirects
 
-    def follow(self, status: int, location: str) -> str:
-        """Move to where the redirect from :attr:`current` leads; return that URL."""
+    def follow(self, status: int, location: str, *, set_cookie: bool = False) -> str:
+        """Move to where the redirect from :attr:`current` leads; return that URL.
+        ``set_cookie``: the redirect set a cookie, so the URLs visited before may answer
+        otherwise now (a consent or login page sending back where it came from); only
+        ``max_redirects`` bounds a chain that keeps setting cookies."""
         current = self.current
+        if set_cookie:
+            self._visited = {current}
         target = join(current, location)
         if target is None or (self._scope is not None and not self._scope.contains(target)):
             raise RedirectOutOfScope(

@@ -146,7 +146,7 @@ class PoliteClient:
             if isinstance(result, FetchError) or result.location is None:
                 return result
             try:
-                trail.follow(result.status, result.location)
+                trail.follow(result.status, result.location, set_cookie=result.set_cookie)
             except FetchError as exc:  # a loop, too many hops, out of scope
                 return exc
 

@@ -67,7 +67,10 @@ def requests_from_args(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> Requests:
     """The :class:`~sitecrawl.Requests` of the options (and the environment); a bad option is
-    a :class:`UsageError`."""
+    a :class:`UsageError`. Read once per command (a password is asked for once)."""
+    cached: Requests | None = getattr(args, "requests_read", None)
+    if cached is not None:
+        return cached
     from .._config import Requests
     from .._exceptions import ConfigError
     from .._fetcher import load_cookie_file
@@ -95,6 +98,7 @@ def requests_from_args(
             load_cookie_file(args.cookies)  # a bad file is said now, not at the first request
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    args.requests_read = requests
     return requests
 
 
