@@ -138,3 +138,21 @@ def test_ctrl_c_during_the_start_up(delay: float, serve: ServeFn, tmp_path: Path
     _, err = process.communicate(timeout=60)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert process.returncode == 130, err
+
+
+def ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")  # a zombie has ended
+    except FileNotFoundError:
+        return True
+
+
+def test_the_parser_process_ends_when_the_crawler_is_killed(serve: ServeFn, tmp_path: Path) -> None:
+    site = serve(site_app(30, delay=0.2))
+    process = start(site, tmp_path, "--no-state", "-o", "-")
+    read_pages(process, 1)
+    (child,) = children(process.pid)
+    process.kill()
+    finish(process)
+    wait_for(lambda: ended(child))

@@ -1,6 +1,7 @@
 """What every command shares: exit codes, the one-line usage error, option parsers, the crawl
-options (limits, politeness) and their translation into a :class:`CrawlConfig`, output sinks,
-running a crawler under Ctrl-C with live progress, and the CLI's only event loop."""
+options (limits, politeness) and their translation into a :class:`CrawlConfig`, running a
+crawler under Ctrl-C and SIGTERM with live progress, and the CLI's only event loop. Output files
+are :mod:`._outputs`'s."""
 
 from __future__ import annotations
 
@@ -8,15 +9,8 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import (
-    AsyncIterable,
-    AsyncIterator,
-    Callable,
-    Coroutine,
-    Iterator,
-    Sequence,
-)
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
@@ -24,7 +18,6 @@ if TYPE_CHECKING:
     from .._crawler import AsyncCrawler
     from .._models import Page
     from .._rules import Rules
-    from ..sinks import Sink
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 T = TypeVar("T")
@@ -323,64 +316,6 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         raise UsageError(str(exc)) from None
 
 
-def check_outputs(paths: Sequence[str]) -> None:
-    """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
-    before anything is opened."""
-    from .._exceptions import ConfigError
-    from ..sinks import check_outputs as check
-
-    try:
-        check(paths)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
-@contextmanager
-def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
-    """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
-    and put in place, whole, when the block ends normally; when it raises, none is, and every
-    path keeps what it held. A path that cannot be written is a :class:`UsageError`."""
-    from .._exceptions import ConfigError
-    from ..sinks import FileSink, sink_for
-
-    check_outputs(paths)
-    sinks: list[FileSink] = []
-    try:
-        for path in paths:
-            try:
-                sinks.append(sink_for(path))
-            except (ConfigError, OSError) as exc:
-                raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
-        yield list(sinks)
-    except BaseException:
-        for sink in sinks:
-            sink.discard()
-        raise
-    for sink in sinks:
-        try:
-            sink.close()
-        except OSError as exc:
-            raise UsageError(f"cannot write output: {_reason(exc)} ({sink.path})") from None
-
-
-def check_writable(path: str) -> None:
-    """A :class:`UsageError` now, not after a crawl, when ``path`` cannot be written (its
-    temporary file cannot be created beside it); nothing is left behind."""
-    from ..sinks import Replacement
-
-    trial = Replacement(path)
-    try:
-        open(trial.temp, "ab").close()
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {_reason(exc)}") from None
-    finally:
-        trial.discard()
-
-
-def _reason(exc: Exception) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-
-
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
     """The CLI's only event loop; uvloop when installed."""
     try:
@@ -391,17 +326,6 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         loop_factory = None
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         return runner.run(coro)
-
-
-async def write_pages(pages: AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
-    """Write every page (a :class:`~sitecrawl.frontier.PageStore`'s, streamed) to every sink;
-    return how many pages."""
-    count = 0
-    async for page in pages:
-        for sink in sinks:
-            sink.write(page)
-        count += 1
-    return count
 
 
 @asynccontextmanager

@@ -19,17 +19,14 @@ from ._common import (
     UsageError,
     add_crawl_options,
     base_url_of,
-    check_outputs,
-    check_writable,
     config_from_args,
     ctrl_c_stops,
-    open_sinks,
     run_async,
     run_crawl,
     start_page_failed,
-    write_pages,
 )
 from ._list import is_url
+from ._outputs import check_outputs, check_writable, open_sinks, write_pages
 from ._redis import add_lease_option, add_redis_options, seed_and_work
 from ._report import write_report
 from ._store import CrawlRecords

@@ -7,7 +7,8 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import EXIT_OK, UsageError, check_outputs, run_async
+from ._common import EXIT_OK, UsageError, run_async
+from ._outputs import check_outputs
 from ._redis import add_redis_options, check_source
 
 TABLE_NAMES = ("pages", "links", "redirects", "images")

@@ -18,8 +18,8 @@ from ._common import (
     run_crawl,
     seconds,
     start_page_failed,
-    write_pages,
 )
+from ._outputs import write_pages
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig, Requests
@@ -126,7 +126,8 @@ def per_host(stored: dict[str, Any]) -> int:
 def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: list[str]) -> int:
     """``crawl URL --redis``: create the crawl (or join it: same site), then work on it."""
     from .._urls import split_host
-    from ._common import open_sinks, run_async
+    from ._common import run_async
+    from ._outputs import open_sinks
 
     if args.state or args.no_state:
         raise UsageError("--redis keeps the crawl in Redis: drop --state / --no-state")

@@ -1,0 +1,83 @@
+"""Output files of the commands: checked before anything is opened, sinks put in place whole
+when the command ends (:mod:`sitecrawl.sinks`), pages streamed from a store into them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from ._common import UsageError
+
+if TYPE_CHECKING:
+    from .._models import Page
+    from ..sinks import Sink
+
+
+def check_outputs(paths: Sequence[str]) -> None:
+    """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
+    before anything is opened."""
+    from .._exceptions import ConfigError
+    from ..sinks import check_outputs as check
+
+    try:
+        check(paths)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+@contextmanager
+def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
+    """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
+    and put in place, whole, when the block ends normally; when it raises, none is, and every
+    path keeps what it held. A path that cannot be written is a :class:`UsageError`."""
+    from .._exceptions import ConfigError
+    from ..sinks import FileSink, sink_for
+
+    check_outputs(paths)
+    sinks: list[FileSink] = []
+    try:
+        for path in paths:
+            try:
+                sinks.append(sink_for(path))
+            except (ConfigError, OSError) as exc:
+                raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
+        yield list(sinks)
+    except BaseException:
+        for sink in sinks:
+            sink.discard()
+        raise
+    for sink in sinks:
+        try:
+            sink.close()
+        except OSError as exc:
+            raise UsageError(f"cannot write output: {_reason(exc)} ({sink.path})") from None
+
+
+def check_writable(path: str) -> None:
+    """A :class:`UsageError` now, not after a crawl, when ``path`` cannot be written (its
+    temporary file cannot be created beside it); nothing is left behind."""
+    from ..sinks import Replacement
+
+    trial = Replacement(path)
+    try:
+        open(trial.temp, "ab").close()
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {_reason(exc)}") from None
+    finally:
+        trial.discard()
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
+async def write_pages(pages: AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
+    """Write every page (a :class:`~sitecrawl.frontier.PageStore`'s, streamed) to every sink;
+    return how many pages."""
+    count = 0
+    async for page in pages:
+        for sink in sinks:
+            sink.write(page)
+        count += 1
+    return count
