@@ -138,10 +138,10 @@ def test_list_from_a_sitemap_index_with_gzip(serve: ServeFn) -> None:
     ("argv", "message"),
     [
         (["--list", "missing.txt"], "cannot read --list missing.txt"),
-        (["--follow", "http://x.test/"], "--follow goes with --list"),
-        (["http://x.test/", "--list", "-"], "give start URLs or --list, not both"),
+        (["--follow", "http://127.0.0.1:9/"], "--follow goes with --list"),
+        (["http://127.0.0.1:9/", "--list", "-"], "give start URLs or --list, not both"),
         ([], "a start URL is required"),
-        (["http://x.test/", "ftp://y.test/"], "unsupported URL scheme"),
+        (["http://127.0.0.1:9/", "ftp://127.0.0.1:9/"], "unsupported URL scheme"),
     ],
 )
 def test_list_usage_errors(
