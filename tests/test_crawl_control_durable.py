@@ -98,3 +98,30 @@ def test_shop_killed_with_sigkill_resumes_with_the_stored_rules(
     assert "resumed with the rules this crawl began with" in result.stderr
     assert_only_the_shop_pages(shop, again=4)
     assert exported([str(state)], tmp_path, shop) == shop_paths()
+
+
+def test_redis_worker_joining_after_a_start_redirect_keeps_its_scope() -> None:
+    """The seed follows its start URL's redirect to another host, then dies; the worker that
+    joined after the redirect finishes the crawl alone, in the redirected scope."""
+    from servers import site_app
+    from test_list_crawl import redirecting_start
+    from test_redis import done
+
+    site = ServerThread(site_app(40, delay=0.1)).start()
+    old = ServerThread(redirecting_start(site.url + "/")).start()
+    try:
+        server = shared_server()
+        argv = ("--redis", server.url, "--crawl-id", "moved", "-c", "2")
+        seed = sitecrawl("crawl", old.url + "/", *argv, "--lease-ttl", "1")
+        wait_until(lambda: done(server, "moved") >= 2, 20, "the start page and one more")
+        joined = sitecrawl("worker", *argv)
+        wait_until(lambda: done(server, "moved") >= 6, 20, "6 pages")
+        seed.kill()
+        assert seed.wait(10) == -signal.SIGKILL
+        assert seed.stderr is not None
+        seed.stderr.close()
+        finish([joined])
+        assert set(site.traffic.pages) == {"/"} | {f"/p/{i}" for i in range(1, 40)}
+    finally:
+        site.stop()
+        old.stop()

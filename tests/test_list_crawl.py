@@ -206,3 +206,14 @@ def test_a_start_url_redirecting_into_a_folder_crawls_the_folder(
         ["/book/"] + [f"/book/ch{n}.html" for n in range(1, 21)]
     )
     assert "scope: prefix" in capsys.readouterr().err
+
+
+def test_a_resumed_crawl_keeps_the_scope_its_start_url_redirected_to(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    site = serve(site_app(30))
+    old = serve(redirecting_start(site.url + "/"))
+    state = str(tmp_path / "moved.db")
+    assert main(["crawl", old.url + "/", "--state", state, "-q", "-n", "3", "-c", "1"]) == 0
+    assert main(["crawl", old.url + "/", "--state", state, "-q"]) == 0
+    assert sorted(page_requests(site)) == sorted(["/"] + [f"/p/{i}" for i in range(1, 30)])

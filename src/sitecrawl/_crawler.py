@@ -23,16 +23,17 @@ from typing import Any
 
 import aiohttp
 
+from ._aim import origin_of, rules_to_take, stored_options
 from ._config import CrawlConfig
 from ._course import CourseAPI, config_from_keywords
-from ._exceptions import BlockedByRobots, ConfigError, FetchError, StateError
+from ._exceptions import BlockedByRobots, ConfigError, FetchError
 from ._fetcher import FollowPolicy, RedirectTrail
 from ._log import logger
 from ._models import CrawlStats, Page, Request
 from ._pagejob import PageJob
 from ._parsing import Parser
 from ._robots import RobotsRules
-from ._rules import CrawlScope, LinkRules, Rules, default_scope
+from ._rules import CrawlScope, LinkRules, default_scope
 from ._sitemaps import MAX_SITEMAP_BYTES, discover
 from ._stack import FetchStack
 from ._throttle import Throttle
@@ -170,31 +171,20 @@ class AsyncCrawler(CourseAPI):
 
     def _take_stored_rules(self) -> None:
         """A resumed crawl is given again the credentials it began with (only their names are
-        stored): a :class:`StateError` names those missing. It obeys the rules it began with:
-        the frontier's stored ones are taken
-        when this run gives none; other rules are refused (a :class:`StateError`), since the
-        queue and the links already seen were decided by the stored ones."""
+        stored): a :class:`StateError` names those missing. It obeys the rules it began with
+        (:func:`~._aim.rules_to_take`)."""
         options = self.frontier.options or {}
+        where = str(getattr(self.frontier, "path", ""))
         missing = self.config.requests.missing(options.get("requests"))
         if missing:
             raise StateError(
                 "this crawl began with credentials that are not stored: give them again with "
                 + ", ".join(missing),
-                path=str(getattr(self.frontier, "path", "")),
+                path=where,
             )
-        stored = options.get("rules")
-        if stored is None:
+        rules = rules_to_take(options, self.config, where)
+        if rules is None:
             return
-        rules = Rules.from_dict(stored)
-        given = given_rules(self.config)
-        if rules == given:
-            return
-        if given != Rules():
-            raise StateError(
-                f"this crawl began with {rules.describe()}, not {given.describe()}: resume it"
-                " with the same rules (or none, to reuse them), or start over with --fresh",
-                path=str(getattr(self.frontier, "path", "")),
-            )
         self.config = replace(self.config, rules=rules, subdomains=False)
         self.scope.reaim(self.config.scope_kind)
         self._trusted.reaim(self.config.scope_kind)
@@ -224,6 +214,10 @@ class AsyncCrawler(CourseAPI):
         if self.session is None:
             raise RuntimeError("use 'async with AsyncCrawler(...)' before crawl()")
         self._notify()
+        # Start URLs that redirected in an earlier run, or for another worker: scope as then.
+        redirected = (self.frontier.options or {}).get("start_redirects", {})
+        for start, final in redirected.items():
+            self._retarget(start, final)
         self.stats.scope = self.scope.describe()
         # Start URLs (depth 0) are fetched whatever the rules say, in order.
         starts = self.scope.start_urls
@@ -297,24 +291,31 @@ class AsyncCrawler(CourseAPI):
         if start not in starts:
             return
         was = self.scope.describe()
+        self._retarget(start, final)
+        self.stats.scope = self.scope.describe()
+        if self.stats.scope == was:
+            return
+        # Stored, so that a resumed crawl and the other workers of a shared one scope alike.
+        options = dict(self.frontier.options or {})
+        options["start_redirects"] = {**options.get("start_redirects", {}), start: final}
+        await self.frontier.save_options(options)
+        self.stats.notes.append(
+            f"start URL {start} redirected to {final}: the scope is now {self.stats.scope}"
+        )
+        origin = origin_of(final)
+        if origin != origin_of(start) and self.config.politeness.sitemaps:
+            await self._seed_sitemaps_of(origin)
+
+    def _retarget(self, start: str, final: str) -> None:
         kind = None
         if self.config.rules.scope is None and not self.config.subdomains:
             kind = default_scope(final)  # /docs -> /docs/: a folder after all
         self.scope.retarget(start, final, kind=kind)
-        self.stats.scope = self.scope.describe()
-        if self.stats.scope == was:
-            return
-        self.stats.notes.append(
-            f"start URL {start} redirected to {final}: the scope is now {self.stats.scope}"
-        )
-        origin = _origin(final)
-        if origin != _origin(start) and self.config.politeness.sitemaps:
-            await self._seed_sitemaps_of(origin)
 
     async def _seed_sitemaps(self) -> None:
         """Queue the URLs of the start hosts' sitemaps (robots.txt ``Sitemap:`` lines, else
         ``/sitemap.xml``) that are in scope and pass the rules (rewritten first), at depth 1."""
-        origins = dict.fromkeys(_origin(url) for url in self.scope.start_urls)
+        origins = dict.fromkeys(origin_of(url) for url in self.scope.start_urls)
         for origin in list(origins)[:MAX_SITEMAP_ORIGINS]:
             await self._seed_sitemaps_of(origin)
 
@@ -417,21 +418,3 @@ async def _call(hook: PageHook, page: Page) -> None:
     result = hook(page)
     if inspect.isawaitable(result):
         await result
-
-
-def _origin(href: str) -> str:
-    """``scheme://host[:port]/`` of a canonical href."""
-    return href[: href.index("/", href.index("://") + 3) + 1]
-
-
-def given_rules(config: CrawlConfig) -> Rules:
-    """The config's rules, ``subdomains=True`` folded in as their scope."""
-    if config.subdomains and config.rules.scope is None:
-        return replace(config.rules, scope="subdomains")
-    return config.rules
-
-
-def stored_options(config: CrawlConfig) -> dict[str, Any]:
-    """What a durable frontier stores with a crawl so that a resume obeys the same aim, and
-    which credentials it was given (never their values: a resume is given them again)."""
-    return {"rules": given_rules(config).to_dict(), "requests": config.requests.shape()}

@@ -96,7 +96,7 @@ def _execute(args: argparse.Namespace) -> int:
         trial.discard()
     state = None
     if args.state:
-        from .._crawler import stored_options
+        from .._aim import stored_options
         from ..frontier import SqliteFrontier
 
         state = SqliteFrontier(

@@ -121,7 +121,7 @@ def _execute(args: argparse.Namespace) -> int:
     with _signals.deferred():  # set-up and putting outputs in place: not stopped half-way
         state = None
         if not args.no_state:
-            from .._crawler import stored_options
+            from .._aim import stored_options
             from ..frontier import SqliteFrontier
 
             path = args.state or default_state_path(base_url)

@@ -64,6 +64,11 @@ class Frontier(ABC):
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources. Default: nothing to do."""
 
+    async def save_options(self, options: dict[str, Any]) -> None:
+        """Replace the crawl's stored :attr:`options` (later runs and other workers read
+        them). Default: kept in :attr:`options` only."""
+        self.options = options
+
     @abstractmethod
     async def add(self, requests: Sequence[Request]) -> int:
         """Queue each request whose key was never seen; return how many were queued."""

@@ -3,7 +3,8 @@
 Every key of crawl ``ID`` starts with ``sitecrawl:{ID}:`` (the braces make it a Redis Cluster hash
 tag: one crawl, one slot). Layout::
 
-    config            hash    base_url, config (JSON of the crawl's options), created, sitecrawl
+    config            hash    base_url, config (JSON of the crawl's options), created, sitecrawl,
+                              options (JSON: what the crawl learnt, e.g. start URL redirects)
     counts            hash    seen, done, errors, reclaimed (counters); seq, front (queue order)
     seen:XXXX         set     the seen set, in 16,384 buckets (XXXX = low 14 bits, hex): each
                               member the signed 64-bit int of the 8-byte BLAKE2b of url_key(),
@@ -244,6 +245,16 @@ class RedisFrontier(Frontier):
             )
         self.base_url = base
         self.config = json.loads(stored.get("config") or "{}")
+        self.options = json.loads(stored.get("options") or "null")
+
+    async def save_options(self, options: dict[str, Any]) -> None:
+        """Stored in the ``config`` hash's ``options`` field (JSON)."""
+        self.options = options
+
+        async def store() -> None:
+            await self.client.hset(self._k_config, "options", json.dumps(options))
+
+        await self.call(store)
 
     async def drop(self) -> int:
         """Delete every key of this crawl; return how many there were."""

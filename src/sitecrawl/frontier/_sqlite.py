@@ -378,6 +378,18 @@ class SqliteFrontier(Frontier):
         seconds = self.meta().get("crawl_seconds")
         return float(seconds) if seconds else None
 
+    async def save_options(self, options: dict[str, Any]) -> None:
+        self.options = options
+        conn = self._connection()
+        with self._guard():
+            self._begin(conn)
+            conn.execute(
+                "INSERT INTO meta VALUES ('options', ?) ON CONFLICT (name) DO UPDATE"
+                " SET value = excluded.value",
+                (json.dumps(options),),
+            )
+            self._tick(conn, force=True)
+
     def add_crawl_time(self, seconds: float) -> None:
         """Add one run's duration to ``crawl_seconds`` (the report's duration and rate)."""
         conn = self._connection()

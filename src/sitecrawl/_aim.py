@@ -1,0 +1,53 @@
+"""What a crawl keeps of its aim between runs and workers (pure): the rules stored with a
+durable frontier (SQLite meta, Redis config) and whether a new run may use them.
+
+A resumed or joined crawl obeys the rules it began with: a run that gives none takes the
+stored ones; a run that gives other rules is refused, since the queue and the links seen so
+far were decided by the stored ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ._config import CrawlConfig
+from ._exceptions import StateError
+from ._rules import Rules
+
+
+def given_rules(config: CrawlConfig) -> Rules:
+    """The config's rules, ``subdomains=True`` folded in as their scope."""
+    if config.subdomains and config.rules.scope is None:
+        return replace(config.rules, scope="subdomains")
+    return config.rules
+
+
+def stored_options(config: CrawlConfig) -> dict[str, Any]:
+    """What a durable frontier stores with a new crawl so that a resume obeys the same aim, and
+    which credentials it was given (never their values: a resume is given them again)."""
+    return {"rules": given_rules(config).to_dict(), "requests": config.requests.shape()}
+
+
+def rules_to_take(options: dict[str, Any] | None, config: CrawlConfig, where: str) -> Rules | None:
+    """The stored rules this run must take instead of its own, or None (none stored, or the
+    same); raises :class:`StateError` when the run gives other rules."""
+    stored = (options or {}).get("rules")
+    if stored is None:
+        return None
+    rules = Rules.from_dict(stored)
+    given = given_rules(config)
+    if rules == given:
+        return None
+    if given != Rules():
+        raise StateError(
+            f"this crawl began with {rules.describe()}, not {given.describe()}: resume it"
+            " with the same rules (or none, to reuse them), or start over with --fresh",
+            path=where,
+        )
+    return rules
+
+
+def origin_of(href: str) -> str:
+    """``scheme://host[:port]/`` of a canonical href."""
+    return href[: href.index("/", href.index("://") + 3) + 1]
