@@ -1,5 +1,6 @@
-"""What a crawl keeps of its aim between runs and workers (pure): the rules stored with a
-durable frontier (SQLite meta, Redis config) and whether a new run may use them.
+"""What a crawl keeps of its aim between runs and workers (pure): the rules (and the names of
+the credentials) stored with a durable frontier (SQLite meta, Redis config), and whether a new
+run may go on with them.
 
 A resumed or joined crawl obeys the rules it began with: a run that gives none takes the
 stored ones; a run that gives other rules is refused, since the queue and the links seen so
@@ -27,6 +28,18 @@ def stored_options(config: CrawlConfig) -> dict[str, Any]:
     """What a durable frontier stores with a new crawl so that a resume obeys the same aim, and
     which credentials it was given (never their values: a resume is given them again)."""
     return {"rules": given_rules(config).to_dict(), "requests": config.requests.shape()}
+
+
+def check_credentials(options: dict[str, Any] | None, config: CrawlConfig, where: str) -> None:
+    """Raise :class:`StateError` naming the credentials the crawl began with (only their
+    names are stored) that this run was not given again."""
+    missing = config.requests.missing((options or {}).get("requests"))
+    if missing:
+        raise StateError(
+            "this crawl began with credentials that are not stored: give them again with "
+            + ", ".join(missing),
+            path=where,
+        )
 
 
 def rules_to_take(options: dict[str, Any] | None, config: CrawlConfig, where: str) -> Rules | None:

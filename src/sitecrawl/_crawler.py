@@ -23,7 +23,7 @@ from typing import Any
 
 import aiohttp
 
-from ._aim import origin_of, rules_to_take, stored_options
+from ._aim import check_credentials, origin_of, rules_to_take, stored_options
 from ._config import CrawlConfig
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError, FetchError
@@ -175,13 +175,7 @@ class AsyncCrawler(CourseAPI):
         (:func:`~._aim.rules_to_take`)."""
         options = self.frontier.options or {}
         where = str(getattr(self.frontier, "path", ""))
-        missing = self.config.requests.missing(options.get("requests"))
-        if missing:
-            raise StateError(
-                "this crawl began with credentials that are not stored: give them again with "
-                + ", ".join(missing),
-                path=where,
-            )
+        check_credentials(options, self.config, where)
         rules = rules_to_take(options, self.config, where)
         if rules is None:
             return
