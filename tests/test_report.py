@@ -379,3 +379,28 @@ def test_a_100k_page_report_opens_in_seconds(chromium: Browser, tmp_path: Path) 
     assert load_s < 15, f"the 100k-page report took {load_s:.1f} s to become interactive"
     assert filter_s < 10 and sort_s < 10
     assert size_mb < 80
+
+
+def test_a_table_past_its_cap_embeds_the_first_rows_and_names_the_export() -> None:
+    data = big_data(300)
+    broken = PageRow(url="https://big.test/gone", status=404, error="HTTP 404")
+    everyone = tuple(
+        LinkRow(source_url=p.url, target_url=broken.url, anchor_text="gone") for p in data.pages
+    )
+    data = ReportData(
+        meta=data.meta,
+        pages=(*data.pages, broken),
+        links=data.links + everyone,
+        images=data.images,
+    )
+    html = render_report(data, max_rows=40, export_source="'my crawl.db'")
+    block = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html)
+    assert block is not None
+    tables = {t["id"]: t for t in json.loads(block.group(1))["tables"]}
+    assert len(tables["pages"]["rows"]) == 40
+    assert (
+        "The first 40 rows of 301; 261 more: <code>sitecrawl export &#x27;my crawl.db&#x27; "
+        "-t pages -o pages.csv</code>"
+    ) in html
+    [gone] = [row for row in tables["broken"]["rows"] if row[0] == broken.url]
+    assert gone[4] == 300 and len(gone[5]) == 20  # every referrer counted, 20 embedded

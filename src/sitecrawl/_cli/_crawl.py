@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -142,7 +143,8 @@ def _execute(args: argparse.Namespace) -> int:
                 records = run_async(read_state(state.path))
             elif finished:
                 records.seconds = finished[0].elapsed
-        write_report(records, args.report)  # Ctrl-C here: the report is not written
+        source = shlex.quote(state.path) if state is not None else "STATE.db"
+        write_report(records, args.report, export_source=source)  # Ctrl-C: not written
         if not args.quiet:
             print(f"report: {args.report}", file=sys.stderr)
     return code

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -34,14 +35,20 @@ def _execute(args: argparse.Namespace) -> int:
             return await read_records(store)
 
     records = run_async(read())
-    write_report(records, args.output)
+    source = (
+        f"--redis {shlex.quote(args.redis)} --crawl-id {shlex.quote(str(args.crawl_id))}"
+        if args.redis
+        else shlex.quote(args.state)
+    )
+    write_report(records, args.output, export_source=source)
     if not args.quiet:
         print(f"report of {len(records.pages):,} pages: {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
-def write_report(records: CrawlRecords, path: str) -> None:
-    """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``."""
+def write_report(records: CrawlRecords, path: str, *, export_source: str = "STATE.db") -> None:
+    """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``; a table
+    cut short names ``sitecrawl export EXPORT_SOURCE`` for the rest."""
     from .._tables import site_rows
     from ..report import ReportData, render_report
     from ..sinks import open_replacing
@@ -54,7 +61,7 @@ def write_report(records: CrawlRecords, path: str) -> None:
         images=rows.images,
         duration_s=records.seconds,
     )
-    html = render_report(data)
+    html = render_report(data, export_source=export_source)
     try:
         with open_replacing(path, "w", encoding="utf-8") as out:
             out.write(html)

@@ -23,7 +23,7 @@ from .. import _version
 from .._audit import DEFAULT_SLOW_LIMIT, DEFAULT_SLOW_MS, Audit, audit
 from ._charts import MS_BUCKETS, SIZE_BUCKETS, bar_chart, bucket_bars, depth_bars, status_bars
 from ._data import ReportData
-from ._tables import Table, build_tables
+from ._tables import MAX_ROWS, Table, build_tables
 
 _JSON_ESCAPES = (
     ("<", "\\u003c"),
@@ -41,8 +41,14 @@ def render_report(
     slow_threshold_ms: float = DEFAULT_SLOW_MS,
     slow_limit: int = DEFAULT_SLOW_LIMIT,
     generated_at: datetime | None = None,
+    max_rows: int = MAX_ROWS,
+    export_source: str = "STATE.db",
 ) -> str:
-    """The report as one HTML document. ``findings`` defaults to :func:`audit` of ``data``."""
+    """The report as one HTML document. ``findings`` defaults to :func:`audit` of ``data``.
+
+    Each table embeds at most ``max_rows`` rows; past that it says how many more there are
+    and the ``sitecrawl export`` command that writes them all (from ``export_source``: the
+    state file's path, or ``--redis URL --crawl-id ID``)."""
     if findings is None:
         findings = audit(
             data.pages,
@@ -52,7 +58,7 @@ def render_report(
             slow_limit=slow_limit,
             start_url=data.meta.base_url,
         )
-    tables = build_tables(data, findings)
+    tables = build_tables(data, findings, max_rows=max_rows)
     css, js = _asset("report.css"), _asset("report.js")
     payload = embed_json({"tables": [table.to_json() for table in tables]})
     when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -72,7 +78,7 @@ def render_report(
             _charts(data),
             "<noscript><p>The tables need JavaScript; the summary and charts do not.</p>"
             "</noscript>\n",
-            *(_section(table) for table in tables),
+            *(_section(table, export_source) for table in tables),
             "<footer>Generated offline by sitecrawl. This file loads nothing from the network."
             "</footer>\n</main>\n",
             f'<script type="application/json" id="report-data">{payload}</script>\n',
@@ -161,7 +167,7 @@ def _summary(data: ReportData, found: Audit) -> str:
 def _contents(tables: list[Table]) -> str:
     links = []
     for table in tables:
-        n = len(table.rows)
+        n = table.count
         tone = "" if not table.is_issue else ("some" if n else "zero")
         links.append(
             f'<a href="#{table.id}">{escape(table.title)}<span class="n {tone}">{n:,}</span></a>'
@@ -192,14 +198,22 @@ def _charts(data: ReportData) -> str:
     return f'<div class="charts">{"".join(parts)}</div>\n'
 
 
-def _section(table: Table) -> str:
-    n = len(table.rows)
+def _section(table: Table, export_source: str) -> str:
+    n = table.count
     tone = "" if not table.is_issue else ("some" if n else "zero")
+    more = ""
+    if table.more:
+        command = f"sitecrawl export {export_source} -t {table.export} -o {table.export}.csv"
+        more = (
+            f'<p class="help more">The first {len(table.rows):,} rows of {n:,}; '
+            f"{table.more:,} more: <code>{escape(command)}</code></p>"
+        )
     return (
         f'<section class="block" id="{table.id}"><h2>{escape(table.title)}'
         f'<span class="pill {tone}">{n:,}</span></h2>'
-        f'<p class="help">{escape(table.help)}</p>'
-        f'<div class="datatable" data-table="{table.id}" data-total="{n}"></div></section>\n'
+        f'<p class="help">{escape(table.help)}</p>{more}'
+        f'<div class="datatable" data-table="{table.id}" data-total="{len(table.rows)}"></div>'
+        "</section>\n"
     )
 
 

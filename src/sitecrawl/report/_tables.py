@@ -2,11 +2,16 @@
 
 Column types (drawn by ``assets/report.js``): text, url, status, num, ms, bytes, bool, and the
 lists urls, refs ([source, anchor, kind]) and hops ([url, status]).
+
+A table embeds at most ``max_rows`` rows (:data:`MAX_ROWS`, in the audit's order) and a list
+cell at most :data:`MAX_LIST` items (a broken link in every page's menu would otherwise carry
+every page of the site), so that the report of any crawl stays a file a browser opens; :attr:`Table.total` counts every
+row and :attr:`Table.export` names the ``sitecrawl export`` table that holds them all.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 from .._audit import TEXT_FIELDS, Audit, Referrer, TextField
@@ -23,6 +28,12 @@ FIELD_LABELS: dict[TextField, str] = {
 }
 
 
+#: Rows a table embeds; the rest are counted and left to ``sitecrawl export``.
+MAX_ROWS = 100_000
+#: Items a list cell (referrers, URLs) embeds; its count column says how many there are.
+MAX_LIST = 20
+
+
 @dataclass(frozen=True, slots=True)
 class Table:
     id: str
@@ -32,6 +43,24 @@ class Table:
     rows: list[list[Any]]
     is_issue: bool = True
     """Whether a row here is a problem (drawn red in the contents) or just information."""
+    total: int | None = None
+    """Rows before the cap (None: :attr:`rows` are all of them)."""
+    export: str = "pages"
+    """The ``sitecrawl export -t`` table holding every row."""
+
+    @property
+    def count(self) -> int:
+        return len(self.rows) if self.total is None else self.total
+
+    @property
+    def more(self) -> int:
+        """Rows left out of the file."""
+        return self.count - len(self.rows)
+
+    def capped(self, max_rows: int) -> Table:
+        if len(self.rows) <= max_rows:
+            return self
+        return replace(self, rows=self.rows[:max_rows], total=len(self.rows))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,10 +72,11 @@ class Table:
 
 
 def _refs(referrers: tuple[Referrer, ...]) -> list[list[str | None]]:
-    return [[r.source_url, r.anchor_text, r.kind] for r in referrers]
+    return [[r.source_url, r.anchor_text, r.kind] for r in referrers[:MAX_LIST]]
 
 
-def build_tables(data: ReportData, found: Audit) -> list[Table]:
+def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) -> list[Table]:
+    """The report's tables, each cut to ``max_rows`` rows."""
     tables = [
         Table(
             "broken",
@@ -71,6 +101,7 @@ def build_tables(data: ReportData, found: Audit) -> list[Table]:
                 ]
                 for b in found.broken_links
             ],
+            export="links",
         ),
         Table(
             "redirects",
@@ -95,6 +126,7 @@ def build_tables(data: ReportData, found: Audit) -> list[Table]:
                 ]
                 for c in found.redirect_chains
             ],
+            export="redirects",
         ),
         Table(
             "missing",
@@ -113,7 +145,7 @@ def build_tables(data: ReportData, found: Audit) -> list[Table]:
             "The same text on several pages (whitespace collapsed).",
             (("Field", "text"), ("Text", "text"), ("Pages", "num"), ("URLs", "urls")),
             [
-                [FIELD_LABELS[name], g.value, len(g.urls), list(g.urls)]
+                [FIELD_LABELS[name], g.value, len(g.urls), list(g.urls[:MAX_LIST])]
                 for name in TEXT_FIELDS
                 for g in found.duplicates.get(name, ())
             ],
@@ -148,6 +180,7 @@ def build_tables(data: ReportData, found: Audit) -> list[Table]:
             "Images with a missing or empty alt attribute.",
             (("Page", "url"), ("Image", "url")),
             [[m.page_url, m.src] for m in found.images_missing_alt],
+            export="images",
         ),
         Table(
             "pages",
@@ -187,6 +220,7 @@ def build_tables(data: ReportData, found: Audit) -> list[Table]:
             (("Page", "url"), ("Image", "url"), ("Alt text", "text")),
             [[i.page_url, i.src, i.alt] for i in data.images],
             is_issue=False,
+            export="images",
         ),
     ]
-    return tables
+    return [table.capped(max_rows) for table in tables]
