@@ -52,7 +52,8 @@ def _page(i: int, pages: int, links: int, rng: random.Random) -> Page:
     page.response_time_ms = round(rng.lognormvariate(3.5, 0.8), 2)
     page.size_bytes = rng.randrange(5_000, 200_000)
     page.word_count = rng.randrange(50, 3000)
-    page.indexable = True
+    page.indexable = i % 89 != 0
+    page.in_sitemap = i % 3 != 0
     page.lang = "en"
     page.h2 = [f"Section {n}" for n in range(3)]
     targets = [f"{BASE}p/{rng.randrange(1, int(pages * 1.02))}" for _ in range(links)]
@@ -60,6 +61,7 @@ def _page(i: int, pages: int, links: int, rng: random.Random) -> Page:
         (target, f"link {n} {rng.choice(LOREM)}", None, "a") for n, target in enumerate(targets)
     ]
     page.links += [
+        (url, "this page", None, "a"),
         ("https://elsewhere.test/x", "elsewhere", "nofollow", "a"),
         (f"{BASE}img/{i % 500}.png", None if i % 11 == 0 else f"image {i}", None, "img"),
         (f"{BASE}static/site.css", None, "stylesheet", "link"),

@@ -11,6 +11,7 @@ from ._common import EXIT_OK, UsageError, run_async
 from ._redis import add_redis_options, check_source
 
 if TYPE_CHECKING:
+    from ..report import ReportData
     from ._store import CrawlRecords
 
 
@@ -26,23 +27,24 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ._store import open_store, read_records
+    from ..report._build import store_report_data
+    from ._store import open_store
 
     check_source(args)
 
-    async def read() -> CrawlRecords:
+    async def read() -> ReportData:
         async with open_store(args) as store:
-            return await read_records(store)
+            return await store_report_data(store)
 
-    records = run_async(read())
+    data = run_async(read())
     source = (
         f"--redis {shlex.quote(args.redis)} --crawl-id {shlex.quote(str(args.crawl_id))}"
         if args.redis
         else shlex.quote(args.state)
     )
-    write_report(records, args.output, export_source=source)
+    _write(data, args.output, source)
     if not args.quiet:
-        print(f"report of {len(records.pages):,} pages: {args.output}", file=sys.stderr)
+        print(f"report of {len(data.pages):,} pages: {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -50,8 +52,7 @@ def write_report(records: CrawlRecords, path: str, *, export_source: str = "STAT
     """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``; a table
     cut short names ``sitecrawl export EXPORT_SOURCE`` for the rest."""
     from .._tables import site_rows
-    from ..report import ReportData, render_report
-    from ..sinks import open_replacing
+    from ..report import ReportData
 
     rows = site_rows(records.pages, records.base_url)
     data = ReportData.build(
@@ -61,6 +62,13 @@ def write_report(records: CrawlRecords, path: str, *, export_source: str = "STAT
         images=rows.images,
         duration_s=records.seconds,
     )
+    _write(data, path, export_source)
+
+
+def _write(data: ReportData, path: str, export_source: str) -> None:
+    from ..report import render_report
+    from ..sinks import open_replacing
+
     html = render_report(data, export_source=export_source)
     try:
         with open_replacing(path, "w", encoding="utf-8") as out:

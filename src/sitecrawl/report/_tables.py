@@ -5,8 +5,9 @@ lists urls, refs ([source, anchor, kind]) and hops ([url, status]).
 
 A table embeds at most ``max_rows`` rows (:data:`MAX_ROWS`, in the audit's order) and a list
 cell at most :data:`MAX_LIST` items (a broken link in every page's menu would otherwise carry
-every page of the site), so that the report of any crawl stays a file a browser opens; :attr:`Table.total` counts every
-row and :attr:`Table.export` names the ``sitecrawl export`` table that holds them all.
+every page of the site), so that the report of any crawl stays a file a browser opens;
+:attr:`Table.total` counts every row and :attr:`Table.export` names the ``sitecrawl export``
+table that holds them all.
 """
 
 from __future__ import annotations

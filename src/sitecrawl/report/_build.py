@@ -1,0 +1,77 @@
+"""The report's data read from a page store in two streamed passes, in memory that grows with
+the pages, not with their links.
+
+A crawl's links outnumber its pages thirty to one, and the audit needs few of them: every link
+to a page that failed or redirected (the broken-links and redirect tables list all their
+referrers), and, of the links to any other page, one navigation link from another page (which
+is all the sitemap checks ask: is it linked from elsewhere?). The first pass keeps each page
+without its links and learns which pages failed or redirected; the second keeps only those
+links. :func:`~sitecrawl._audit.audit` of the result finds what it finds of every link; the
+tests hold the two to the same report.
+"""
+
+from __future__ import annotations
+
+from .._audit import _NAVIGATION_KINDS, _is_broken, page_key
+from .._models import Page
+from .._sitedata import ImageRow, LinkRow
+from .._tables import InternalTest, _kind
+from ..frontier import PageStore
+from ._data import ReportData
+
+
+def _without_links(page: Page) -> Page:
+    page.links = []
+    page.outgoing_links = []
+    page.image_urls = []
+    return page
+
+
+async def store_report_data(store: PageStore) -> ReportData:
+    """The :class:`ReportData` of an open store's crawl (see the module docstring)."""
+    assert store.base_url is not None
+    pages: list[Page] = []
+    crawled: set[str] = set()
+    wanted: set[str] = set()  # keys of pages every link to which the audit needs
+    async for page in store.read_pages():
+        key = page_key(page.url)
+        crawled.add(key)
+        if page.redirects or _is_broken(page.status, page.error, page.error_kind):
+            wanted.add(key)
+        pages.append(_without_links(page))
+    internal = InternalTest(store.base_url, crawled)
+    linked: set[str] = set()  # other targets: one navigation link from elsewhere is kept
+    links: list[LinkRow] = []
+    images: list[ImageRow] = []
+    async for page in store.read_pages():
+        source = page.url
+        if page.redirects and page.final_url:
+            if page_key(page.final_url) in crawled:
+                continue  # the same document was crawled at its own URL: its links are there
+            source = page.final_url
+        source_key = page_key(source)
+        for url, text, rel, kind in page.links:
+            if kind == "img":
+                images.append(ImageRow(page_url=source, src=url, alt=text))
+            key = page_key(url)
+            if key not in wanted:
+                if key in linked or kind not in _NAVIGATION_KINDS or key == source_key:
+                    continue
+                linked.add(key)
+            links.append(
+                LinkRow(
+                    source_url=source,
+                    target_url=url,
+                    anchor_text=text,
+                    rel=rel,
+                    internal=internal(url),
+                    kind=_kind(kind),
+                )
+            )
+    return ReportData.build(
+        base_url=store.base_url,
+        pages=pages,
+        links=links,
+        images=images,
+        duration_s=await store.crawl_seconds(),
+    )
