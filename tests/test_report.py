@@ -7,10 +7,8 @@ import hashlib
 import json
 import re
 import shutil
-import sys
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +20,6 @@ from sitecrawl._audit import audit
 from sitecrawl._sitedata import ImageRow, LinkRow, PageRow
 from sitecrawl.report import ReportData, render_report
 from sitecrawl.report._render import embed_json
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 S = "https://ex.com"
@@ -408,34 +404,3 @@ def test_a_table_past_its_cap_embeds_the_first_rows_and_names_the_export() -> No
     ) in html
     [gone] = [row for row in tables["broken"]["rows"] if row[0] == broken.url]
     assert gone[4] == 300 and len(gone[5]) == 20  # every referrer counted, 20 embedded
-
-
-async def test_the_report_of_a_store_keeps_only_the_links_the_audit_needs(
-    tmp_path: Path,
-) -> None:
-    """Built from a state file in two streamed passes (the links to pages that failed or
-    redirected, one navigation link to each other page), the report is the one built from
-    every link."""
-    from big_state import write
-
-    from sitecrawl._cli._store import read_records
-    from sitecrawl._tables import site_rows
-    from sitecrawl.frontier import SqliteFrontier
-    from sitecrawl.report._build import store_report_data
-
-    path = tmp_path / "crawl.db"
-    await write(path, pages=600, links=12, seed=3)
-    async with SqliteFrontier(path, create=False) as store:
-        records = await read_records(store)
-        streamed = await store_report_data(store)
-    rows = site_rows(records.pages, records.base_url)
-    full = ReportData.build(
-        base_url=records.base_url,
-        pages=rows.pages,
-        links=rows.links,
-        images=rows.images,
-        duration_s=records.seconds,
-    )
-    assert len(streamed.links) < len(full.links) / 3
-    when = datetime(2026, 1, 1, tzinfo=UTC)
-    assert render_report(streamed, generated_at=when) == render_report(full, generated_at=when)
