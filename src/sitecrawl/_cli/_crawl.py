@@ -29,7 +29,7 @@ from ._common import (
 from ._list import is_url
 from ._outputs import check_outputs, check_writable, open_sinks, write_pages
 from ._redis import add_lease_option, add_redis_options, seed_and_work
-from ._report import write_report
+from ._report import read_report_data, write_report, write_report_data
 from ._store import CrawlRecords
 
 if TYPE_CHECKING:
@@ -135,16 +135,15 @@ def _execute(args: argparse.Namespace) -> int:
         finished: list[CrawlStats] = []
         code = run_async(_crawl_to_outputs(config, state, args, records, finished))
     if args.report:
-        with _signals.deferred():
-            from ._store import read_state
-
-            if records is None:
-                assert state is not None
-                records = run_async(read_state(state.path))
-            elif finished:
+        if records is None:
+            assert state is not None
+            with _signals.deferred():
+                data = run_async(read_report_data(state.path))
+            write_report_data(data, args.report, shlex.quote(state.path))  # Ctrl-C: not written
+        else:
+            if finished:
                 records.seconds = finished[0].elapsed
-        source = shlex.quote(state.path) if state is not None else "STATE.db"
-        write_report(records, args.report, export_source=source)  # Ctrl-C: not written
+            write_report(records, args.report)
         if not args.quiet:
             print(f"report: {args.report}", file=sys.stderr)
     return code

@@ -42,10 +42,20 @@ def _execute(args: argparse.Namespace) -> int:
         if args.redis
         else shlex.quote(args.state)
     )
-    _write(data, args.output, source)
+    write_report_data(data, args.output, source)
     if not args.quiet:
         print(f"report of {len(data.pages):,} pages: {args.output}", file=sys.stderr)
     return EXIT_OK
+
+
+async def read_report_data(state: str) -> ReportData:
+    """The report's data of the crawl in the state file ``state``, read from the store in two
+    streamed passes (:mod:`sitecrawl.report._build`)."""
+    from ..frontier import SqliteFrontier
+    from ..report._build import store_report_data
+
+    async with SqliteFrontier(state, create=False) as store:
+        return await store_report_data(store)
 
 
 def write_report(records: CrawlRecords, path: str, *, export_source: str = "STATE.db") -> None:
@@ -62,10 +72,11 @@ def write_report(records: CrawlRecords, path: str, *, export_source: str = "STAT
         images=rows.images,
         duration_s=records.seconds,
     )
-    _write(data, path, export_source)
+    write_report_data(data, path, export_source)
 
 
-def _write(data: ReportData, path: str, export_source: str) -> None:
+def write_report_data(data: ReportData, path: str, export_source: str) -> None:
+    """Render ``data`` into ``path``, written whole or not at all."""
     from ..report import render_report
     from ..sinks import open_replacing
 
