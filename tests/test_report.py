@@ -404,3 +404,49 @@ def test_a_table_past_its_cap_embeds_the_first_rows_and_names_the_export() -> No
     ) in html
     [gone] = [row for row in tables["broken"]["rows"] if row[0] == broken.url]
     assert gone[4] == 300 and len(gone[5]) == 20  # every referrer counted, 20 embedded
+
+
+BIDI_TITLE = "invoice\u202efdp.exe"  # with the override live: "invoiceexe.pdf"
+BIDI_ANCHOR = "\u2067click\u2069 \u200fhere\u061c"
+
+
+def test_bidi_controls_in_crawled_text_are_shown_not_obeyed(
+    chromium: Browser, tmp_path: Path
+) -> None:
+    data = ReportData.build(
+        base_url=S + "/",
+        pages=[
+            {"url": S + "/", "status": 200, "title": "Home", "depth": 0},
+            {"url": S + "/bill", "status": 200, "title": BIDI_TITLE, "depth": 1},
+            {"url": S + "/gone", "status": 404, "error": "HTTP 404", "depth": 1},
+        ],
+        links=[{"source_url": S + "/", "target_url": S + "/gone", "anchor_text": BIDI_ANCHOR}],
+        duration_s=1.0,
+    )
+    report = tmp_path / "bidi.html"
+    report.write_text(render_report(data), encoding="utf-8")
+    with open_page(chromium) as (page, events):
+        _open_report(page, report)
+        pages = page.locator("[data-table='pages']")
+        pages.locator("input.filter").fill("invoice")
+        _wait_shown(page, "pages", "1")
+        cell = pages.locator("tbody td:nth-child(4)")
+        expect(cell).to_have_text(["invoice\\u202efdp.exe"])
+        anchor = page.locator("[data-table='broken'] .anchor").first.text_content()
+        assert anchor == "\\u2067click\\u2069 \\u200fhere\\u061c"
+        # Laid out left to right, character by character, as it reads.
+        lefts = cell.evaluate(
+            """td => {
+                const text = td.firstChild, lefts = [];
+                for (let i = 0; i < text.length; i++) {
+                    const range = document.createRange();
+                    range.setStart(text, i);
+                    range.setEnd(text, i + 1);
+                    lefts.push(range.getBoundingClientRect().left);
+                }
+                return lefts;
+            }"""
+        )
+        assert len(lefts) == len("invoice\\u202efdp.exe")
+        assert lefts == sorted(lefts) and len(set(lefts)) == len(lefts)
+        _assert_quiet(events, report.as_uri())

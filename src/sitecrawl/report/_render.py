@@ -2,7 +2,8 @@
 
 Safety: strings drawn on the server go through :func:`html.escape`; table data travels as JSON
 in a ``<script type="application/json">`` block with ``<``, ``>``, ``&``, U+2028 and U+2029
-escaped, so no crawled text can close the block; the script writes it with ``textContent`` only.
+escaped, so no crawled text can close the block; the script writes it with ``textContent`` only,
+bidi controls shown as escapes (``\\u202e``: no crawled text reads backwards).
 A Content-Security-Policy admits exactly the inline style and script by their SHA-256 hashes and
 forbids every load, so even a mistake here cannot fetch or run anything else.
 """

@@ -1,5 +1,6 @@
 /* sitecrawl report: sortable, filterable, paginated tables over the JSON data block.
-   Data is only ever put into the page with textContent and vetted href values. */
+   Data is only ever put into the page with textContent and vetted href values, its bidi
+   controls shown as escapes (a crawled RLO cannot make a cell read backwards). */
 (function () {
   "use strict";
 
@@ -8,10 +9,19 @@
   var PAGE_SIZES = [25, 50, 100, 500];
   var LIST_PREVIEW = 5;
 
+  // Bidi formatting characters (LRE..RLO, LRI..PDI, LRM, RLM, ALM), as the terminal shows them.
+  var BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+
+  function inert(text) {
+    return String(text).replace(BIDI, function (c) {
+      return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
+    });
+  }
+
   function el(tag, className, text) {
     var node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = inert(text);
     return node;
   }
 
@@ -70,7 +80,7 @@
   var RENDER = {
     text: function (td, v) {
       if (v === null || v === "") td.appendChild(el("span", "muted", "\u2014"));
-      else td.textContent = v;
+      else td.textContent = inert(v);
     },
     url: function (td, v) { td.appendChild(urlNode(v)); },
     status: function (td, v) { td.appendChild(el("span", statusClass(v), v === null ? "none" : v)); },
