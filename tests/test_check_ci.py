@@ -195,8 +195,12 @@ def test_progress_lines_during_the_check_in_a_ci_log(
     assert lines[-1].startswith("checked 19 of 21 link targets · 18 broken · 4 hosts unreachable")
 
 
+@pytest.mark.parametrize(
+    ("signum", "code", "label"),
+    [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")],
+)
 def test_ctrl_c_during_the_check_prints_and_writes_the_results_so_far(
-    serve: ServeFn, tmp_path: Path
+    serve: ServeFn, tmp_path: Path, signum: int, code: int, label: str
 ) -> None:
     good = serve(stall_app())
     site = serve(ci_site(good))
@@ -217,13 +221,14 @@ def test_ctrl_c_during_the_check_prints_and_writes_the_results_so_far(
         seen += proc.stderr.readline()  # progress arrives while the check runs
     assert proc.poll() is None, seen
     time.sleep(1.0)  # the dead and refused hosts fail at once; the stalled URLs hang
-    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, signum)
     out, err = proc.communicate(timeout=30)
     err = seen + err
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     assert "Traceback" not in err
+    assert f"{label}: stopped, the results so far follow" in err
     assert out.endswith(
-        "20 link targets checked: 18 broken, 0 redirected; 4 not checked: 4 cut by Ctrl-C\n"
+        f"20 link targets checked: 18 broken, 0 redirected; 4 not checked: 4 cut by {label}\n"
     )
     assert f"BROKEN http://{DEAD_NAMES[0]}/page0  DNS lookup failed: " in out
     SCHEMA.validate(str(junit))

@@ -8,10 +8,10 @@ the site's own images, scripts, stylesheets and iframes always, external URLs wi
 ``--external``, with progress on stderr.
 
 Made for CI: ``--max-time`` bounds the whole run (the crawl stops taking new pages, the link
-checks are cut off); Ctrl-C stops it too. Either way the results so far are printed and
-written (``--junit`` whole, through a temporary file), the summary says how many targets were
-not checked and why, and the exit code says it was cut short: 1 for the time limit, 130 for
-Ctrl-C.
+checks are cut off); Ctrl-C or SIGTERM stops it too. Either way the results so far are
+printed and written (``--junit`` whole, through a temporary file), the summary says how many
+targets were not checked and why, and the exit code says it was cut short: 1 for the time
+limit, 130 for Ctrl-C, 143 for SIGTERM.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def link_targets(pages: list[Page], scope: CrawlScope, *, external: bool) -> lis
 async def _check(
     config: CrawlConfig, base_url: str, state: SqliteFrontier | None, args: argparse.Namespace
 ) -> int:
-    from .._checkresult import INTERRUPTED, TIME_LIMIT, check_outcome, format_text, junit_xml
+    from .._checkresult import TIME_LIMIT, check_outcome, format_text, junit_xml
     from .._rules import CrawlScope
     from .._urls import parse_base_url
     from ..sinks import open_replacing
@@ -140,11 +140,11 @@ async def _check(
     code = await _crawl(config, [collector(records)], state, quiet=args.quiet, stop_at=deadline)
     crawl_cut = None
     if code == EXIT_INTERRUPTED:
-        crawl_cut = TIME_LIMIT if _past(deadline) else INTERRUPTED
+        crawl_cut = TIME_LIMIT if _past(deadline) else _signalled()
     # The crawl's scope (its kind and rules' scope), for what is internal.
     scope = CrawlScope([parse_base_url(url) for url in config.starts], config.scope_kind)
     targets = link_targets(records.pages, scope, external=args.external)
-    with _ctrl_c_sets() as ctrl_c:
+    with _stop_signals_set() as ctrl_c:
         checked: dict[str, TargetStatus] = {}
         cut = crawl_cut
         if targets and cut is None:
@@ -168,8 +168,8 @@ async def _check(
             )
             with open_replacing(args.junit, "wb") as out:
                 out.write(document)
-    if cut == INTERRUPTED:
-        return EXIT_INTERRUPTED
+    if cut is not None and cut != TIME_LIMIT:
+        return EXIT_INTERRUPTED  # 130 for Ctrl-C, 143 for SIGTERM (the CLI's main)
     if cut == TIME_LIMIT and not args.quiet:
         print(f"sitecrawl: time limit reached (--max-time {args.max_time:g})", file=sys.stderr)
     if code == EXIT_FATAL or outcome.failed or cut == TIME_LIMIT:
@@ -181,17 +181,41 @@ def _past(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() >= deadline
 
 
+def _signalled() -> str:
+    """Why the run was cut by a signal, as the summary says it: ``cut by Ctrl-C`` (SIGTERM)."""
+    from .._checkresult import INTERRUPTED
+    from . import _signals
+
+    received = _signals.received()
+    if not received or received[0] == signal.SIGINT:
+        return INTERRUPTED
+    return f"cut by {_signals.name(received[0])}"
+
+
 @contextlib.contextmanager
-def _ctrl_c_sets() -> Iterator[asyncio.Event]:
-    """While inside, Ctrl-C sets the event (and does nothing else: no traceback while the
-    results are written)."""
+def _stop_signals_set() -> Iterator[asyncio.Event]:
+    """While inside, a stop signal (Ctrl-C, SIGTERM) sets the event, counts for the exit code,
+    and does nothing else (no traceback while the results are written). One that arrived
+    while the crawl was closing sets it at once."""
+    from . import _signals
+
     event = asyncio.Event()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, event.set)
+
+    def on_signal(signum: int) -> None:
+        _signals.record(signum)
+        event.set()
+
+    for signum in _signals.STOP_SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
     try:
+        if _signals.take_pending():
+            event.set()
         yield event
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for signum in _signals.STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+        _signals.install()
 
 
 async def _check_targets(
@@ -204,7 +228,7 @@ async def _check_targets(
 ) -> tuple[dict[str, TargetStatus], str | None]:
     """Check the targets until done, the deadline, or Ctrl-C (checks in flight are dropped);
     return what was found and why it stopped early (None: it did not)."""
-    from .._checkresult import INTERRUPTED, TIME_LIMIT
+    from .._checkresult import TIME_LIMIT
     from .._linkcheck import LinkChecker
     from .._progress import CheckProgress
 
@@ -222,6 +246,12 @@ async def _check_targets(
         work.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await work
-        if ctrl_c.is_set() and not args.quiet:
-            print("\nstopped: the results so far follow", file=sys.stderr)
-        return dict(checker.results), INTERRUPTED if ctrl_c.is_set() else TIME_LIMIT
+        if not ctrl_c.is_set():
+            return dict(checker.results), TIME_LIMIT
+        why = _signalled()
+        if not args.quiet:
+            print(
+                f"\n{why.removeprefix('cut by ')}: stopped, the results so far follow",
+                file=sys.stderr,
+            )
+        return dict(checker.results), why
