@@ -28,7 +28,7 @@ from aiohttp import web
 from audit_site import unused_port
 from conftest import ServeFn
 from servers import ServerThread, checkout_env, html
-from sitecrawl import ConnectError, CrawlConfig, DNSError, Politeness
+from sitecrawl import ConnectError, CrawlConfig, DNSError, Politeness, Requests
 from sitecrawl._cli import main
 from sitecrawl._linkcheck import LinkChecker
 from sitecrawl._scope import CrawlScope
@@ -279,3 +279,27 @@ def test_a_refused_check_leaves_no_junit_file(tmp_path: Path) -> None:
     assert main(["check", start, "--state", "bad.db", "--junit", str(junit)]) == 2
     assert not junit.exists()  # refused: nothing written, not even an empty file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.db"]
+
+
+async def test_behind_a_proxy_names_are_the_proxys_to_resolve(serve: ServeFn) -> None:
+    """No lookup here: a proxy that knows ``dead0.invalid`` answers for it."""
+    asked: list[str] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        asked.append(request.raw_path)
+        return web.Response(text="via the proxy")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    proxy = serve(app)
+    config = CrawlConfig(
+        base_url=proxy.url, requests=Requests(proxy=proxy.url), politeness=Politeness(retries=0)
+    )
+    async with LinkChecker(config, CrawlScope([proxy.url + "/"], "site")) as checker:
+        found = await checker.check(["http://dead0.invalid/a", "http://dead0.invalid/b"])
+    assert {url: status.status for url, status in found.items()} == {
+        "http://dead0.invalid/a": 200,
+        "http://dead0.invalid/b": 200,
+    }
+    assert sorted(asked) == ["http://dead0.invalid/a", "http://dead0.invalid/b"]
+    assert checker.unreachable == {}

@@ -9,7 +9,8 @@ on timeouts, connection errors and 408/429/5xx. URLs inside the crawl's scope ob
 robots.txt (a disallowed one is reported ``blocked by robots.txt``, unfetched); other hosts'
 robots.txt is not read: a link check asks once per URL, as a visitor following the link would.
 
-URLs are checked host by host. A host's name is looked up once, before anything is asked of it:
+URLs are checked host by host. A host's name is looked up once (unless a proxy carries the
+requests: then it is the proxy's to resolve), before anything is asked of it:
 when it does not resolve (or the lookup takes longer than the connect timeout), every URL on it
 fails at once with that :class:`DNSError`, unasked. Then one URL of the host is checked alone;
 when the host refuses the connection (or has no route), the host's other URLs fail at once with
@@ -103,6 +104,9 @@ class LinkChecker:
         self.results: dict[str, TargetStatus] = {}
         #: ``host:port`` -> the error that failed every URL on it at once.
         self.unreachable: dict[str, FetchError] = {}
+        # Behind a proxy, names are the proxy's to resolve: no lookup here.
+        requests = config.requests
+        self._lookup = not (requests.proxy or requests.http_proxy or requests.https_proxy)
 
     async def __aenter__(self) -> LinkChecker:
         await self._stack.__aenter__()
@@ -138,7 +142,9 @@ class LinkChecker:
         """One DNS lookup, one URL alone, then the rest: or all at once when the host is
         unreachable."""
         async with slots:
-            down: FetchError | None = await _resolve(urls[0], self._config.timeouts.connect)
+            down: FetchError | None = None
+            if self._lookup:
+                down = await _resolve(urls[0], self._config.timeouts.connect)
             if down is None:
                 first, error = await self._check(urls[0])
                 self.results[urls[0]] = first
