@@ -73,12 +73,15 @@ def start_workers(
     server: RedisServer, site: ServerThread, crawl_id: str, workers: int, *options: str
 ) -> list[subprocess.Popen[str]]:
     """``crawl --redis`` seeds the crawl and works; ``workers - 1`` more join it, with the
-    seed's ``-c``."""
+    seed's ``-c``, ``-q`` and ``--redis-timeout``."""
     seed = sitecrawl("crawl", site.url, "--redis", server.url, "--crawl-id", crawl_id, *options)
     client = redis.Redis(port=server.port)
     wait_until(lambda: bool(client.exists(f"sitecrawl:{{{crawl_id}}}:config")), 10, "the seed")
-    concurrency = options[options.index("-c") + 1]
-    join = ("worker", "--redis", server.url, "--crawl-id", crawl_id, "-c", concurrency)
+    join = ["worker", "--redis", server.url, "--crawl-id", crawl_id]
+    for option, takes_value in (("-c", True), ("-q", False), ("--redis-timeout", True)):
+        if option in options:
+            at = options.index(option)
+            join += options[at : at + 1 + takes_value]
     return [seed] + [sitecrawl(*join) for _ in range(workers - 1)]
 
 
@@ -247,3 +250,44 @@ def test_a_failed_start_page_exits_1_with_redis_too(
     # A start page that works is not an error, however small the crawl.
     one = ["--max-pages", "1", "-q"]
     assert main(["crawl", site.url, "--redis", url, "--crawl-id", "ok-start", *one]) == 0
+
+
+def test_max_pages_is_exact_and_the_crawl_ends_finished(
+    site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-n`` is the whole crawl's budget, kept in Redis: exactly N pages with 16 requests in
+    flight (as without Redis), then "finished"; running the command again adds none."""
+    url = shared_server().url
+    for attempt in range(2):
+        out = tmp_path / f"run{attempt}.jsonl"
+        argv = ["crawl", site.url, "--redis", url, "--crawl-id", "budget", "-n", "10"]
+        assert main([*argv, "-c", "16", "-o", str(out), "-q"]) == 0
+        assert len(records(out)) == 10
+        assert "(finished): 10 done · " in status(url, "budget", capsys)
+    assert len(page_fetches(site)) == 10
+
+
+def test_max_pages_across_workers(site: ServerThread, capsys: pytest.CaptureFixture[str]) -> None:
+    server = shared_server()
+    processes = start_workers(server, site, "budget3", 3, "-n", "25", "-c", "16", "-q")
+    finish(processes)
+    assert done(server, "budget3") == 25
+    assert len(page_fetches(site)) == 25
+    assert "(finished): 25 done · " in status(server.url, "budget3", capsys)
+
+
+def test_the_default_crawl_id_is_the_start_host_and_port_either_way(
+    site: ServerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = shared_server().url
+    capsys.readouterr()
+    assert main(["crawl", site.url, "--redis", url, "-n", "2", "--fresh"]) == 0
+    host = f"127.0.0.1:{site.port}"
+    assert f"crawl {host.replace(':', '_')} in Redis" in capsys.readouterr().err
+    for crawl_id in (host, host.replace(":", "_")):
+        assert "(finished): 2 done" in status(url, crawl_id, capsys)
+    assert main(["worker", "--redis", url, "--crawl-id", host, "-q"]) == 0
+    with pytest.raises(SystemExit):
+        main(["crawl", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "(default: the start URL's HOST_PORT" in help_text

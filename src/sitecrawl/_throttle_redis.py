@@ -45,9 +45,8 @@ from ._config import Politeness
 from ._throttle import Throttle, cap_crawl_delay, describe_wait
 
 if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
-
     from .frontier._redis import RedisFrontier
+    from .frontier._redis_crawl import CrawlScript
 
 _POLL = 0.025  # seconds between two tries of a full slot (a local release wakes sooner)
 _F = "string.format('%.3f', {})"
@@ -196,7 +195,7 @@ class RedisThrottle(Throttle):
         self._scripted = clock is not None
         self._shared: dict[str, RedisSlot] = {}
         self._tokens = (f"{frontier.token}:{n}" for n in itertools.count())
-        self._scripts: dict[str, AsyncScript] = {}
+        self._scripts: dict[str, CrawlScript] = {}
         self._pending: set[asyncio.Task[None]] = set()
         self._heartbeat: asyncio.Task[None] | None = None
 
@@ -225,7 +224,7 @@ class RedisThrottle(Throttle):
             self.slots[host] = slot
         return slot
 
-    def script(self, name: str) -> AsyncScript:
+    def script(self, name: str) -> CrawlScript:
         try:
             return self._scripts[name]
         except KeyError:
@@ -242,7 +241,13 @@ class RedisThrottle(Throttle):
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
         self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[None]) -> None:
+        """A release that failed, failed with the frontier: it is lost, and says so."""
+        self._pending.discard(task)
+        if not task.cancelled():
+            task.exception()
 
     async def flush(self) -> None:
         """Wait until the releases sent so far have landed."""

@@ -28,7 +28,7 @@ from ._common import (
 )
 from ._list import is_url
 from ._outputs import check_outputs, check_writable, open_sinks, write_pages
-from ._redis import add_lease_option, add_redis_options, seed_and_work
+from ._redis import add_lease_option, add_redis_options, add_worker_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data
 from ._store import CrawlRecords
 
@@ -87,6 +87,7 @@ def add_command(commands: Any) -> None:
     add_crawl_options(crawl)
     add_redis_options(crawl, required=False)
     add_lease_option(crawl)
+    add_worker_options(crawl)
     crawl.set_defaults(handler=_execute)
 
 

@@ -1,16 +1,21 @@
 """What the commands share for a crawl kept in Redis (``--redis URL --crawl-id ID``): the
 options, the crawl's config stored at seed time, and one worker's run over the shared frontier
-and throttle. ``crawl --redis`` seeds and works; ``worker`` joins; ``status`` and ``export``
-read. Nothing here imports redis: the frontier does, when opened."""
+and throttle. ``crawl --redis`` seeds and works (and writes every worker's pages to ``-o`` as
+they are stored); ``worker`` joins; ``status`` and ``export`` read. A crawl that loses its
+Redis mid-way (unreachable past ``--redis-timeout``, or restarted empty) ends every process
+with one line and exit 1, the seed's ``-o`` keeping the pages written so far. Nothing here
+imports redis: the frontier does, when opened."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
+    EXIT_FATAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
@@ -19,11 +24,12 @@ from ._common import (
     seconds,
     start_page_failed,
 )
-from ._outputs import write_pages
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig, Requests
-    from ..frontier._redis import RedisFrontier
+    from .._exceptions import StateError
+    from .._models import Page
+    from ..frontier._redis import CrawlStatus, RedisFrontier
     from ..sinks import Sink
 
 
@@ -35,11 +41,24 @@ def add_redis_options(parser: argparse.ArgumentParser, *, required: bool) -> Non
         required=required,
         help="keep the crawl in the Redis at URL (redis://HOST:6379/0), shared by its workers",
     )
+    default = "the start URL's HOST_PORT, or HOST on its scheme's default port; "
     group.add_argument(
         "--crawl-id",
         metavar="ID",
         required=required,
-        help="the crawl's name in Redis" + ("" if required else " (default: the start host)"),
+        help=f"the crawl's name in Redis ({'' if required else 'default: ' + default}"
+        "HOST:PORT names the same crawl as HOST_PORT)",
+    )
+
+
+def add_worker_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a process that works on a crawl in Redis."""
+    parser.add_argument(
+        "--redis-timeout",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="when Redis is unreachable that long mid-crawl, stop with exit 1 (default 60)",
     )
 
 
@@ -55,7 +74,7 @@ def add_lease_option(parser: argparse.ArgumentParser) -> None:
 
 def check_url(url: str) -> str:
     """A one-line usage error for a URL that is not redis://, rediss:// or unix://."""
-    from ..frontier._redis import redact
+    from ..frontier._redis_crawl import redact
 
     scheme = url.partition("://")[0].lower() if "://" in url else ""
     if scheme not in ("redis", "rediss", "unix"):
@@ -106,13 +125,19 @@ def config_from_dict(
     )
 
 
+def crawl_id_of(text: str) -> str:
+    """The crawl id ``text`` names: ``HOST:PORT`` is ``HOST_PORT`` (the default's form)."""
+    return text.replace(":", "_")
+
+
 def frontier_for(url: str, crawl_id: str, **options: Any) -> RedisFrontier:
     """The crawl's frontier (not yet open); usage errors for a bad URL or id, or no redis."""
-    from ..frontier._redis import RedisFrontier, _import_redis
+    from ..frontier._redis import RedisFrontier
+    from ..frontier._redis_crawl import import_redis
 
     try:
-        _import_redis()
-        return RedisFrontier(check_url(url), crawl_id=crawl_id, **options)
+        import_redis()
+        return RedisFrontier(check_url(url), crawl_id=crawl_id_of(crawl_id), **options)
     except ValueError as exc:  # ConfigError: a bad crawl id, the [redis] extra missing
         raise UsageError(str(exc)) from None
 
@@ -131,10 +156,15 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
 
     if args.state or args.no_state:
         raise UsageError("--redis keeps the crawl in Redis: drop --state / --no-state")
-    crawl_id = args.crawl_id or split_host(config.base_url).replace(":", "_")
+    crawl_id = crawl_id_of(args.crawl_id or split_host(config.base_url))
     stored = {**config_to_dict(config), "lease_ttl": args.lease_ttl}
     frontier = frontier_for(
-        args.redis, crawl_id, base_url=config.base_url, config=stored, fresh=args.fresh
+        args.redis,
+        crawl_id,
+        base_url=config.base_url,
+        config=stored,
+        fresh=args.fresh,
+        reconnect_timeout=args.redis_timeout,
     )
 
     async def run(sinks: list[Sink]) -> int:
@@ -171,32 +201,53 @@ async def work(
     per_host: int,
     quiet: bool,
 ) -> int:
-    """Crawl as one worker until the shared crawl is finished; then, with ``sinks``, write
-    every page of the crawl (all workers') to them."""
+    """Crawl as one worker until the shared crawl is finished; with ``sinks``, write every
+    page of the crawl (all workers') to them as it is stored. When the crawl loses its Redis,
+    say so in one line (and what ``-o`` holds) and return exit 1."""
     from .._crawler import AsyncCrawler
+    from .._exceptions import StateError
     from .._progress import summary
+    from .._terminal import printable
     from .._throttle_redis import RedisThrottle
 
+    # The page budget lives in Redis (frontier.max_pages), for all workers together.
+    limits = dataclasses.replace(config.limits, max_pages=None)
+    config = dataclasses.replace(config, limits=limits)
     throttle = RedisThrottle(frontier, config.politeness, max_limit=per_host)
     crawler = AsyncCrawler(
         config.base_url, config=config, frontier=frontier, throttle=throttle, keep_pages=False
     )
-    async with ctrl_c_stops(crawler, quiet=quiet), crawler:
-        async with throttle:  # its heartbeat renews this worker's tokens while it crawls
-            interrupted = await run_crawl(crawler, quiet=quiet)
-        status = await frontier.status()
-        if sinks and not interrupted:
-            await write_pages(frontier.read_pages(), sinks)
-        failed = None
-        if not interrupted and status.done == 1 and not status.queued and not status.in_flight:
-            # The whole crawl is one page: when it is the start page and it failed, say so
-            # and exit 1, as a crawl without Redis does.
-            async for page in frontier.pages():
-                if page.depth == 0 and page.error is not None:
-                    failed = page
+    output = PageFollower(frontier, sinks)
+    status: CrawlStatus | None = None
+    failed: Page | None = None
+    interrupted = False
+    lost: StateError | None = None
+    try:
+        async with ctrl_c_stops(crawler, quiet=quiet), crawler:
+            following = asyncio.create_task(output.follow()) if sinks else None
+            try:
+                async with throttle:  # its heartbeat renews this worker's tokens while it crawls
+                    interrupted = await run_crawl(crawler, quiet=quiet)
+            finally:
+                if following is not None:
+                    following.cancel()
+                    await asyncio.gather(following, return_exceptions=True)
+            await output.catch_up()
+            status = await frontier.status()
+            if not interrupted:
+                failed = await failed_start(frontier, status)
+    except* StateError as group:
+        lost = _first(group)
     if not quiet:
         print(summary(crawler.stats), file=sys.stderr)
-        print(status_line(frontier, status), file=sys.stderr)
+        if status is not None:
+            print(status_line(frontier, status), file=sys.stderr)
+    if lost is not None:
+        reason = frontier.lost or str(lost)
+        if sinks:
+            reason += f"; the {output.written:,} pages written to -o are a partial crawl"
+        print(f"sitecrawl: error: {printable(reason)}", file=sys.stderr)
+        return EXIT_FATAL
     if failed is not None:
         return start_page_failed(failed)
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
@@ -219,10 +270,52 @@ def same_rules(stored: dict[str, Any], config: CrawlConfig) -> str | None:
     return f"joined with the rules this crawl began with: {rules.describe()}"
 
 
+def _first(group: BaseException) -> StateError:
+    while isinstance(group, BaseExceptionGroup):
+        group = group.exceptions[0]
+    assert isinstance(group, Exception)
+    return group  # type: ignore[return-value]
+
+
+async def failed_start(frontier: RedisFrontier, status: CrawlStatus) -> Page | None:
+    """The start page, when the whole crawl is that one page and it failed (then the crawl
+    exits 1 and says why, as a crawl without Redis does)."""
+    if status.done == 1 and not status.queued and not status.in_flight:
+        async for page in frontier.pages():
+            if page.depth == 0 and page.error is not None:
+                return page
+    return None
+
+
+class PageFollower:
+    """Writes the crawl's stored pages, every worker's, to ``sinks`` as they are stored."""
+
+    def __init__(self, frontier: RedisFrontier, sinks: list[Sink], every: float = 0.25) -> None:
+        self.frontier = frontier
+        self.sinks = sinks
+        self.every = every
+        self.written = 0
+
+    async def catch_up(self) -> None:
+        """Write the pages stored since the last call."""
+        if not self.sinks:
+            return
+        async for page in self.frontier.pages(start=self.written):
+            for sink in self.sinks:
+                sink.write(page)
+            self.written += 1
+
+    async def follow(self) -> None:
+        """Catch up every ``every`` seconds, until cancelled or Redis is lost."""
+        while True:
+            await self.catch_up()
+            await asyncio.sleep(self.every)
+
+
 def status_line(frontier: RedisFrontier, status: Any) -> str:
     from .._terminal import printable
 
-    state = "finished" if not status.queued and not status.in_flight else "running"
+    state = "finished" if status.finished else "running"
     return printable(
         f"crawl {frontier.crawl_id} of {frontier.base_url} ({state}): {status.done:,} done"
         f" · {status.queued:,} queued · {status.in_flight:,} in flight"

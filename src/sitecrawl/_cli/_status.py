@@ -16,12 +16,13 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ._redis import frontier_for, status_line
+    from ._redis import frontier_for, prepare, status_line
 
     frontier = frontier_for(args.redis, args.crawl_id)
 
     async def run() -> int:
         async with frontier:
+            prepare(frontier)
             print(status_line(frontier, await frontier.status()))
         return EXIT_OK
 

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ._common import add_processes_option, count, run_async
-from ._redis import add_redis_options
+from ._redis import add_redis_options, add_worker_options
 from ._requests import add_request_options, requests_from_args
 
 
@@ -23,6 +23,7 @@ def add_command(commands: Any) -> None:
     )
     # One process each: scale a machine by starting more workers.
     add_processes_option(worker, default=1)
+    add_worker_options(worker)
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     # The crawl's credentials are not stored in Redis: a worker is given them again.
     add_request_options(worker)
@@ -33,7 +34,7 @@ def _execute(args: argparse.Namespace) -> int:
     from ._redis import config_from_dict, frontier_for, per_host, prepare, work
 
     requests = requests_from_args(args)
-    frontier = frontier_for(args.redis, args.crawl_id)
+    frontier = frontier_for(args.redis, args.crawl_id, reconnect_timeout=args.redis_timeout)
 
     async def run() -> int:
         async with frontier:

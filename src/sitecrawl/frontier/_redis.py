@@ -3,7 +3,8 @@
 Every key of crawl ``ID`` starts with ``sitecrawl:{ID}:`` (the braces make it a Redis Cluster hash
 tag: one crawl, one slot). Layout::
 
-    config            hash    base_url, config (JSON of the crawl's options), created, sitecrawl,
+    config            hash    base_url, config (JSON of the crawl's options), created,
+                              sitecrawl, epoch (a random token: the crawl's identity),
                               options (JSON: what the crawl learnt, e.g. start URL redirects)
     counts            hash    seen, done, errors, reclaimed (counters); seq, front (queue order)
     seen:XXXX         set     the seen set, in 16,384 buckets (XXXX = low 14 bits, hex): each
@@ -21,7 +22,10 @@ tag: one crawl, one slot). Layout::
     host:HOST:tokens  zset    requests in flight on HOST: token -> deadline (ms)
     host:HOST:waiting zset    requests waiting for a full HOST: token -> arrival (ms)
 
-Every multi-key update is one Lua script, so it is atomic. A lease lasts ``lease_ttl`` seconds
+Every multi-key update is one Lua script, so it is atomic, and every script first checks the
+crawl's epoch (see :mod:`._redis_crawl`): a Redis restarted empty or flushed, or a crawl
+started over, fails every call of every process instead of crawling into an empty crawl.
+A lease lasts ``lease_ttl`` seconds
 and is renewed by a heartbeat while its page is in flight; a worker that dies stops renewing,
 and the next :meth:`~RedisFrontier.next` of any worker puts its expired leases back in the
 queue. :meth:`~RedisFrontier.mark_done` stores a page only for the worker that holds the lease,
@@ -29,8 +33,11 @@ or when the lease had expired and the request waits in the queue again: a page i
 
 A lost connection is retried (redis-py's ``Retry`` with exponential backoff, then a reconnect
 loop of up to ``reconnect_timeout`` seconds around every call); scripts are idempotent enough
-for a retried call to lose nothing. redis is imported here only: without it, opening the
-frontier says to install the ``[redis]`` extra.
+for a retried call to lose nothing. Past that window, once the epoch is gone, or when the
+heartbeat fails, the frontier is *lost* (``lost`` says why): every later call raises
+StateError at once, so a worker stops instead of crawling unregistered. redis is imported
+only by :mod:`._redis_crawl`: without it, opening the frontier says to install the ``[redis]``
+extra.
 """
 
 from __future__ import annotations
@@ -38,42 +45,34 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import json
 import os
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
 from .._exceptions import ConfigError, StateError
 from .._json import dumps as _dumps
 from .._json import loads as _loads
 from .._models import Page, Request
 from .._pagecodec import decode, encode
-from .._urls import url_key
-from .._version import __version__
 from ._base import Frontier, FrontierStats
-from ._redis_lua import ADD, CLAIM, HEARTBEAT, MARK_DONE, NEXT
+from ._redis_crawl import CrawlScript, RedisCrawl
+from ._redis_lua import ADD, CLAIM, HEARTBEAT, MARK_DONE, NEXT, PAGES, STATUS
 
-if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
-
-T = TypeVar("T")
 _BUCKET_BITS = 14
 _BUCKET_MASK = (1 << _BUCKET_BITS) - 1
 
 
 @dataclass(frozen=True, slots=True)
 class CrawlStatus(FrontierStats):
-    """:class:`FrontierStats` of the whole crawl, plus errors, reclaimed leases and workers
-    alive."""
+    """:class:`FrontierStats` of the whole crawl, plus errors, reclaimed leases, workers alive
+    and whether it is finished (nothing leased, and nothing queued or the page budget spent)."""
 
     errors: int = 0
     reclaimed: int = 0
     workers: int = 0
+    finished: bool = False
 
 
 def fingerprint(key: str) -> int:
@@ -82,40 +81,16 @@ def fingerprint(key: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def redact(url: str) -> str:
-    """``url`` without its password, fit for messages."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        netloc = parts.netloc.rsplit("@", 1)[1]
-        user = f"{parts.username}:***@" if parts.username else ":***@"
-        return urlunsplit(parts._replace(netloc=user + netloc))
-    except ValueError:
-        return url
-
-
-def _import_redis() -> Any:
-    try:
-        import redis.asyncio
-        import redis.backoff
-        import redis.exceptions
-        import redis.retry
-    except ImportError:
-        raise ConfigError(
-            "the Redis backend needs the redis package: pip install 'sitecrawl[redis]'"
-        ) from None
-    return redis
-
-
-class RedisFrontier(Frontier):
+class RedisFrontier(RedisCrawl, Frontier):
     """A frontier and page store for crawl ``crawl_id`` in the Redis at ``url``.
 
     With ``base_url``, opening creates the crawl (storing ``config``, the crawl's options as a
-    JSON-able dict) or joins it when it is a crawl of the same site (``fresh`` empties it
-    first); without, the crawl must exist (workers, status, export) and ``base_url`` and
-    ``config`` are read from it. Problems (unreachable Redis, unknown crawl, another site's
-    crawl) raise :class:`~sitecrawl.StateError`.
+    JSON-able dict, and a new epoch) or joins it when it is a crawl of the same site (``fresh``
+    empties it first); without, the crawl must exist (workers, status, export) and
+    ``base_url`` and ``config`` are read from it. Problems (unreachable Redis, unknown crawl,
+    another site's crawl, and later a lost Redis or crawl) raise :class:`~sitecrawl.StateError`.
+    ``max_pages`` is the whole crawl's page budget, held in Redis for every worker: give the
+    crawler itself none.
     """
 
     stores_pages = True
@@ -133,142 +108,48 @@ class RedisFrontier(Frontier):
         max_pages: int | None = None,
         reconnect_timeout: float = 60.0,
     ) -> None:
-        if not crawl_id or any(c in crawl_id for c in "{}\n"):
-            raise ConfigError(f"bad crawl id: {crawl_id!r}")
         if lease_ttl <= 0:
             raise ConfigError("lease_ttl must be positive")
-        self.url = url
-        self.crawl_id = crawl_id
-        self.base_url = base_url
-        self.config = config or {}
-        self.prefix = f"sitecrawl:{{{crawl_id}}}:"
+        super().__init__(
+            url,
+            crawl_id=crawl_id,
+            base_url=base_url,
+            config=config,
+            fresh=fresh,
+            reconnect_timeout=reconnect_timeout,
+        )
         self.lease_ttl = lease_ttl
         self.max_pages = max_pages
-        self.reconnect_timeout = reconnect_timeout
         self.token = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._fresh = fresh
-        self._redis: Any = None
-        self._client: Any = None  # redis.asyncio.Redis: its stubs type pipelines poorly
         self._leases: dict[str, str] = {}  # request key -> member
-        self._scripts: dict[str, AsyncScript] = {}
+        self._scripts: dict[str, CrawlScript] = {}
         self._heartbeat: asyncio.Task[None] | None = None  # from the first next(): a worker
         self._opened = 0
         k = self.prefix
         self._k_counts, self._k_queue, self._k_leases = k + "counts", k + "queue", k + "leases"
         self._k_owners, self._k_pages, self._k_workers = k + "owners", k + "pages", k + "workers"
-        self._k_config = k + "config"
 
     # -- lifetime ---------------------------------------------------------------------------
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            raise RuntimeError("RedisFrontier used before open() or after close()")
-        return self._client
 
     async def open(self) -> None:
         self._opened += 1
         if self._opened > 1:  # nested use (the CLI reads the config, then the crawler opens)
             return
         try:
-            await self._open()
+            await self.connect()
         except BaseException:
             self._opened = 0
             raise
-
-    async def _open(self) -> None:
-        redis = self._redis = _import_redis()
-        where = redact(self.url)
-        try:
-            client = redis.asyncio.Redis.from_url(
-                self.url,
-                decode_responses=True,
-                socket_connect_timeout=5,
-                retry=redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=1.0, base=0.05), 3),
-                retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
-            )
-        except ValueError as exc:
-            raise StateError(f"bad Redis URL {where}: {exc}", path=where) from None
-        try:
-            await client.ping()
-        except redis.exceptions.RedisError as exc:
-            await client.aclose()
-            raise StateError(f"cannot reach Redis at {where}: {exc}", path=where) from None
-        self._client = client
         for name, source in (
             ("add", ADD),
             ("claim", CLAIM),
             ("next", NEXT),
             ("mark_done", MARK_DONE),
             ("heartbeat", HEARTBEAT),
+            ("status", STATUS),
+            ("pages", PAGES),
         ):
-            self._scripts[name] = client.register_script(source)
-        try:
-            await self.call(self._bind)
-        except BaseException:
-            self._client = None
-            await client.aclose()
-            raise
-
-    async def _bind(self) -> None:
-        """Create or join the crawl: check what ``config`` holds."""
-        client = self.client
-        where = f"{redact(self.url)} crawl {self.crawl_id}"
-        if self._fresh and self.base_url is not None:
-            await self.drop()
-        stored = await client.hgetall(self._k_config)
-        if not stored:
-            if self.base_url is None:
-                raise StateError(
-                    f"no crawl {self.crawl_id!r} in Redis at {redact(self.url)}"
-                    " (start it with: sitecrawl crawl URL --redis ...)",
-                    path=where,
-                )
-            created = await client.hsetnx(self._k_config, "base_url", self.base_url)
-            if created:
-                await client.hset(
-                    self._k_config,
-                    mapping={
-                        "config": json.dumps(self.config),
-                        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-                        "sitecrawl": __version__,
-                    },
-                )
-                return
-            stored = await client.hgetall(self._k_config)
-        base = stored.get("base_url", "")
-        if self.base_url is not None and url_key(base) != url_key(self.base_url):
-            raise StateError(
-                f"crawl {self.crawl_id!r} in Redis at {redact(self.url)} is a crawl of {base},"
-                f" not {self.base_url} (start over with --fresh, or pick another --crawl-id)",
-                path=where,
-            )
-        self.base_url = base
-        self.config = json.loads(stored.get("config") or "{}")
-        self.options = json.loads(stored.get("options") or "null")
-
-    async def save_options(self, options: dict[str, Any]) -> None:
-        """Stored in the ``config`` hash's ``options`` field (JSON)."""
-        self.options = options
-
-        async def store() -> None:
-            await self.client.hset(self._k_config, "options", json.dumps(options))
-
-        await self.call(store)
-
-    async def drop(self) -> int:
-        """Delete every key of this crawl; return how many there were."""
-        client = self.client
-        deleted = 0
-        batch: list[str] = []
-        async for key in client.scan_iter(match=_glob_escape(self.prefix) + "*", count=1000):
-            batch.append(key)
-            if len(batch) >= 1000:
-                deleted += await client.unlink(*batch)
-                batch.clear()
-        if batch:
-            deleted += await client.unlink(*batch)
-        return deleted
+            self._scripts[name] = self.script(source)
 
     async def close(self) -> None:
         self._opened = max(0, self._opened - 1)
@@ -280,36 +161,12 @@ class RedisFrontier(Frontier):
             await asyncio.gather(self._heartbeat, return_exceptions=True)
             self._heartbeat = None
         try:
-            for key in list(self._leases):
-                await self.call(functools.partial(self._end, key, ""))
-            await self.call(lambda: client.zrem(self._k_workers, self.token))
+            if self.lost is None:  # else nothing is left to hand back
+                for key in list(self._leases):
+                    await self.call(functools.partial(self._end, key, ""))
+                await self.call(lambda: client.zrem(self._k_workers, self.token))
         finally:
-            self._client = None
-            await client.aclose()
-
-    async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
-        """Run ``operation`` (a Redis call), reconnecting with backoff for up to
-        ``reconnect_timeout`` seconds; then (or on any other Redis error) raise StateError."""
-        errors = self._redis.exceptions
-        deadline = time.monotonic() + self.reconnect_timeout
-        pause = 0.05
-        while True:
-            try:
-                return await operation()
-            except (errors.ConnectionError, errors.TimeoutError) as exc:
-                if time.monotonic() >= deadline:
-                    raise StateError(
-                        f"lost Redis at {redact(self.url)}: {exc}", path=redact(self.url)
-                    ) from None
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 1.0)
-            except errors.RedisError as exc:
-                if "LOADING" in str(exc) or "NOSCRIPT" in str(exc):
-                    await asyncio.sleep(pause)
-                    continue
-                raise StateError(
-                    f"Redis at {redact(self.url)}: {exc}", path=redact(self.url)
-                ) from None
+            await self.disconnect()
 
     async def _beat(self) -> None:
         ttl = round(self.lease_ttl * 1000)
@@ -318,10 +175,15 @@ class RedisFrontier(Frontier):
         await self._scripts["heartbeat"](keys, [self.token, ttl, *members])
 
     async def _heartbeats(self) -> None:
-        """Renew this worker's leases and liveness every third of the lease time."""
-        while True:
-            await asyncio.sleep(self.lease_ttl / 3)
-            await self.call(self._beat)
+        """Renew this worker's leases and liveness every third of the lease time. When that
+        fails, the frontier is lost: the worker stops rather than crawl unregistered while
+        its leases go to others."""
+        try:
+            while True:
+                await asyncio.sleep(self.lease_ttl / 3)
+                await self.call(self._beat)
+        except StateError as exc:
+            self.lose(str(exc))
 
     # -- the contract -----------------------------------------------------------------------
 
@@ -371,14 +233,7 @@ class RedisFrontier(Frontier):
         del self._leases[key]
 
     async def is_finished(self) -> bool:
-        async def check() -> bool:
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.zcard(self._k_queue).zcard(self._k_leases).hget(self._k_counts, "done")
-                queued, leased, done = await pipe.execute()
-            capped = self.max_pages is not None and int(done or 0) >= self.max_pages
-            return not leased and (not queued or capped)
-
-        return await self.call(check)
+        return (await self.status()).finished
 
     async def stats(self) -> FrontierStats:
         full = await self.status()
@@ -390,32 +245,26 @@ class RedisFrontier(Frontier):
 
     async def status(self) -> CrawlStatus:
         """The whole crawl's counts, all workers together."""
+        keys = [self._k_counts, self._k_queue, self._k_leases, self._k_workers]
+        read = functools.partial(self._scripts["status"], keys, [])
+        seen, done, errors, reclaimed, queued, leased, alive = await self.call(read)
+        capped = self.max_pages is not None and done >= self.max_pages
+        return CrawlStatus(
+            seen=seen,
+            queued=queued,
+            in_flight=leased,
+            done=done,
+            errors=errors,
+            reclaimed=reclaimed,
+            workers=alive,
+            finished=not leased and (not queued or capped),
+        )
 
-        async def read() -> CrawlStatus:
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.time().hmget(self._k_counts, ["seen", "done", "errors", "reclaimed"])
-                pipe.zcard(self._k_queue).zcard(self._k_leases)
-                now, counts, queued, leased = await pipe.execute()
-            now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
-            alive = await self.client.zcount(self._k_workers, now_ms, "+inf")
-            seen, done, errors, reclaimed = (int(n or 0) for n in counts)
-            return CrawlStatus(
-                seen=seen,
-                queued=queued,
-                in_flight=leased,
-                done=done,
-                errors=errors,
-                reclaimed=reclaimed,
-                workers=alive,
-            )
-
-        return await self.call(read)
-
-    async def pages(self, batch: int = 200) -> AsyncIterator[Page]:
-        """Every stored page, once each, in completion order."""
-        start = 0
+    async def pages(self, batch: int = 200, *, start: int = 0) -> AsyncIterator[Page]:
+        """Every stored page from the ``start``-th on, once each, in completion order."""
+        script = self._scripts["pages"]
         while True:
-            read = functools.partial(self.client.lrange, self._k_pages, start, start + batch - 1)
+            read = functools.partial(script, [self._k_pages], [start, start + batch - 1])
             chunk: list[str] = await self.call(read)
             for text in chunk:
                 yield decode(_loads(text))
@@ -437,17 +286,3 @@ class RedisFrontier(Frontier):
     async def crawl_seconds(self) -> float | None:
         """Unknown: workers come and go, none times the whole crawl."""
         return None
-
-    def script(self, source: str) -> AsyncScript:
-        """Register a Lua script on this frontier's connection (for the shared throttle)."""
-        script: AsyncScript = self.client.register_script(source)
-        return script
-
-    async def time_ms(self) -> int:
-        """Redis's clock, in ms."""
-        seconds, micros = await self.call(self.client.time)
-        return int(seconds) * 1000 + int(micros) // 1000
-
-
-def _glob_escape(text: str) -> str:
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

@@ -1,12 +1,36 @@
 """The Redis frontier's Lua scripts: every multi-key update of a crawl, each atomic.
 
-Keys and arguments are documented at each script; the key layout is in :mod:`._redis`.
+Keys and arguments are documented at each script; the key layout is in :mod:`._redis`. Every
+script but :data:`CREATE` runs behind :data:`GUARD`: the frontier appends the crawl's
+``config`` key to KEYS and its epoch to ARGV, and the guard takes them off again, so the
+documented KEYS and ARGV are what the script body sees.
+"""
+
+#: The error code of a script run on a crawl whose epoch is gone (Redis restarted empty,
+#: flushed, or the crawl started over): the first word of the error reply.
+GONE = "SITECRAWL_GONE"
+
+# The crawl's identity, checked before anything is read or written: the epoch written when
+# the crawl was created must still be there.
+GUARD = f"""
+local epoch = table.remove(ARGV)
+local config = table.remove(KEYS)
+if redis.call('HGET', config, 'epoch') ~= epoch then
+  return redis.error_reply('{GONE} the crawl is not in this Redis')
+end
 """
 
 # A member is "depth\nkey\nurl"; its queue score is depth * 2**32 + 2**31 +/- a counter.
 _SCORE = "string.format('%.0f', tonumber(string.match(m, '^(%d+)')) * 4294967296 + 2147483648 {})"
 _NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)"
 
+# KEYS: config. ARGV: field, value, ... (epoch included). Creates the crawl unless it
+# exists: returns 1 when created.
+CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
 # KEYS: counts, queue, one seen bucket per request. ARGV: fingerprint, member per request.
 ADD = f"""
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -33,7 +57,8 @@ if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
 end
 return 0
 """
-# KEYS: counts, queue, leases, owners. ARGV: token, lease ms, max pages (0: none).
+# KEYS: counts, queue, leases, owners. ARGV: token, lease ms, max pages (0: none): pages done
+# and leased together never pass it, so the crawl stores exactly that many.
 NEXT = f"""
 {_NOW}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)
@@ -88,4 +113,20 @@ end
 redis.call('ZADD', KEYS[3], deadline, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 86400000)
 return now
+"""
+# KEYS: counts, queue, leases, workers. ARGV: none. Returns {seen, done, errors, reclaimed,
+# queued, leased, workers alive}.
+STATUS = f"""
+{_NOW}
+local counts = redis.call('HMGET', KEYS[1], 'seen', 'done', 'errors', 'reclaimed')
+local out = {{}}
+for i = 1, 4 do out[i] = tonumber(counts[i] or '0') end
+out[5] = redis.call('ZCARD', KEYS[2])
+out[6] = redis.call('ZCARD', KEYS[3])
+out[7] = redis.call('ZCOUNT', KEYS[4], now, '+inf')
+return out
+"""
+# KEYS: pages. ARGV: first, last index. The stored page records in that range.
+PAGES = """
+return redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2])
 """

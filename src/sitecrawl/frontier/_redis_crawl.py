@@ -1,0 +1,255 @@
+"""One crawl's connection to Redis: create or join the crawl (its ``config`` hash and epoch),
+reconnect when the connection drops, run the crawl's Lua scripts behind the epoch guard, and
+know when the crawl is lost. :class:`~._redis.RedisFrontier` is built on it; the shared
+throttle runs its scripts through it (:meth:`RedisCrawl.script`, :meth:`RedisCrawl.call`).
+
+The epoch is a random token written with the crawl's config when the crawl is created. Every
+script but the one creating the crawl checks it first (:data:`~._redis_lua.GUARD`), so a
+Redis restarted empty or flushed, or the crawl started over (``fresh``), is seen by the next
+call of every process: the crawl is *lost* (:attr:`RedisCrawl.lost` says why) and every
+later call raises :class:`~sitecrawl.StateError` at once. So does a connection that stays
+down past ``reconnect_timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from .._exceptions import ConfigError, StateError
+from .._urls import url_key
+from .._version import __version__
+from ._redis_lua import CREATE, GONE, GUARD
+
+if TYPE_CHECKING:
+    from redis.commands.core import AsyncScript
+
+T = TypeVar("T")
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, fit for messages."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        user = f"{parts.username}:***@" if parts.username else ":***@"
+        return urlunsplit(parts._replace(netloc=user + netloc))
+    except ValueError:
+        return url
+
+
+def import_redis() -> Any:
+    """The redis package; without it, a ConfigError naming the extra to install."""
+    try:
+        import redis.asyncio
+        import redis.backoff
+        import redis.exceptions
+        import redis.retry
+    except ImportError:
+        raise ConfigError(
+            "the Redis backend needs the redis package: pip install 'sitecrawl[redis]'"
+        ) from None
+    return redis
+
+
+class RedisCrawl:
+    """Crawl ``crawl_id`` in the Redis at ``url``: created by :meth:`connect` when
+    ``base_url`` is given and it does not exist (emptied first with ``fresh``), else joined
+    (``base_url`` and ``config`` are then read from it)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        crawl_id: str,
+        base_url: str | None = None,
+        config: dict[str, Any] | None = None,
+        fresh: bool = False,
+        reconnect_timeout: float = 60.0,
+    ) -> None:
+        if not crawl_id or any(c in crawl_id for c in "{}\n"):
+            raise ConfigError(f"bad crawl id: {crawl_id!r}")
+        self.url = url
+        self.crawl_id = crawl_id
+        self.base_url = base_url
+        self.config = config or {}
+        self.prefix = f"sitecrawl:{{{crawl_id}}}:"
+        self.reconnect_timeout = reconnect_timeout
+        self.epoch = ""  # the crawl's identity, read by connect()
+        self.lost: str | None = None  # why this crawl can no longer be used
+        self.options: dict[str, Any] | None = None  # what the crawl learnt (save_options)
+        self._fresh = fresh
+        self._redis: Any = None
+        self._client: Any = None  # redis.asyncio.Redis: its stubs type pipelines poorly
+        self._k_config = self.prefix + "config"
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            raise RuntimeError("RedisFrontier used before open() or after close()")
+        return self._client
+
+    async def connect(self) -> None:
+        """Connect, then create or join the crawl; StateError when that cannot be done."""
+        redis = self._redis = import_redis()
+        where = redact(self.url)
+        try:
+            client = redis.asyncio.Redis.from_url(
+                self.url,
+                decode_responses=True,
+                socket_connect_timeout=5,
+                retry=redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=1.0, base=0.05), 3),
+                retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
+            )
+        except ValueError as exc:
+            raise StateError(f"bad Redis URL {where}: {exc}", path=where) from None
+        try:
+            await client.ping()
+        except redis.exceptions.RedisError as exc:
+            await client.aclose()
+            raise StateError(f"cannot reach Redis at {where}: {exc}", path=where) from None
+        self._client = client
+        self.lost = None
+        try:
+            await self.call(self._bind)
+        except BaseException:
+            await self.disconnect()
+            raise
+
+    async def disconnect(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def _bind(self) -> None:
+        """Create or join the crawl: check what ``config`` holds; read the epoch."""
+        client = self.client
+        where = f"{redact(self.url)} crawl {self.crawl_id}"
+        if self._fresh and self.base_url is not None:
+            await self.drop()
+        stored = await client.hgetall(self._k_config)
+        if not stored:
+            if self.base_url is None:
+                raise StateError(
+                    f"no crawl {self.crawl_id!r} in Redis at {redact(self.url)}"
+                    " (start it with: sitecrawl crawl URL --redis ...)",
+                    path=where,
+                )
+            fields = {
+                "base_url": self.base_url,
+                "config": json.dumps(self.config),
+                "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                "sitecrawl": __version__,
+                "epoch": uuid.uuid4().hex,
+            }
+            create = client.register_script(CREATE)
+            await create([self._k_config], [item for pair in fields.items() for item in pair])
+            stored = await client.hgetall(self._k_config)  # ours, or a concurrent seed's
+        if stored and not stored.get("epoch"):  # created by a sitecrawl without epochs
+            await client.hsetnx(self._k_config, "epoch", uuid.uuid4().hex)
+            stored = await client.hgetall(self._k_config)
+        self.epoch = stored.get("epoch", "")
+        base = stored.get("base_url", "")
+        if self.base_url is not None and url_key(base) != url_key(self.base_url):
+            raise StateError(
+                f"crawl {self.crawl_id!r} in Redis at {redact(self.url)} is a crawl of {base},"
+                f" not {self.base_url} (start over with --fresh, or pick another --crawl-id)",
+                path=where,
+            )
+        self.base_url = base
+        self.config = json.loads(stored.get("config") or "{}")
+        self.options = json.loads(stored.get("options") or "null")
+
+    async def save_options(self, options: dict[str, Any]) -> None:
+        """Stored in the ``config`` hash's ``options`` field (JSON)."""
+        self.options = options
+
+        async def store() -> None:
+            await self.client.hset(self._k_config, "options", json.dumps(options))
+
+        await self.call(store)
+
+    async def drop(self) -> int:
+        """Delete every key of this crawl; return how many there were."""
+        client = self.client
+        deleted = 0
+        batch: list[str] = []
+        async for key in client.scan_iter(match=_glob_escape(self.prefix) + "*", count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += await client.unlink(*batch)
+                batch.clear()
+        if batch:
+            deleted += await client.unlink(*batch)
+        return deleted
+
+    def script(self, source: str) -> CrawlScript:
+        """Register a Lua script that runs only on this crawl (behind the epoch guard)."""
+        return CrawlScript(self, self.client.register_script(GUARD + source))
+
+    async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run ``operation`` (a Redis call), reconnecting with backoff for up to
+        ``reconnect_timeout`` seconds; then (or on any other Redis error) raise StateError.
+        Past that window, or when the crawl's epoch is gone, the crawl is lost: this and
+        every later call raise StateError at once."""
+        errors = self._redis.exceptions
+        where = redact(self.url)
+        deadline = time.monotonic() + self.reconnect_timeout
+        pause = 0.05
+        while True:
+            if self.lost is not None:
+                raise StateError(self.lost, path=where)
+            try:
+                return await operation()
+            except (errors.ConnectionError, errors.TimeoutError) as exc:
+                if time.monotonic() >= deadline:
+                    self.lose(
+                        f"lost Redis at {where}: unreachable for"
+                        f" {self.reconnect_timeout:g} s ({exc})"
+                    )
+                    continue
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
+            except errors.RedisError as exc:
+                if str(exc).startswith(GONE):  # the error code of the epoch guard
+                    self.lose(
+                        f"crawl {self.crawl_id!r} is gone from Redis at {where} (restarted"
+                        " empty, flushed, or started over with --fresh)"
+                    )
+                    continue
+                if "LOADING" in str(exc) or "NOSCRIPT" in str(exc):
+                    await asyncio.sleep(pause)
+                    continue
+                raise StateError(f"Redis at {where}: {exc}", path=where) from None
+
+    def lose(self, reason: str) -> None:
+        """From now on every call raises StateError with ``reason`` (the first one kept)."""
+        if self.lost is None:
+            self.lost = reason
+
+
+class CrawlScript:
+    """A Lua script of a crawl, called as ``script(keys, args)``: the crawl's config key and
+    epoch go last, for the guard to check and take off."""
+
+    __slots__ = ("_crawl", "_script")
+
+    def __init__(self, crawl: RedisCrawl, script: AsyncScript) -> None:
+        self._crawl = crawl
+        self._script = script
+
+    async def __call__(self, keys: Sequence[str], args: Sequence[str | int | float]) -> Any:
+        crawl = self._crawl
+        return await self._script([*keys, crawl._k_config], [*args, crawl.epoch])
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
