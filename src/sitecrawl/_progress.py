@@ -72,6 +72,8 @@ class LiveProgress:
     ) -> None:
         if self._task is not None:
             self._task.cancel()
+            # A frontier that failed (a lost Redis) fails the crawl too, which says so.
+            await asyncio.gather(self._task, return_exceptions=True)
         self._live.stop()
 
     async def _refresh(self) -> None:
