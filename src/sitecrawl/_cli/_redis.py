@@ -312,7 +312,7 @@ class PageFollower:
             await asyncio.sleep(self.every)
 
 
-def status_line(frontier: RedisFrontier, status: Any) -> str:
+def status_line(frontier: RedisFrontier, status: CrawlStatus) -> str:
     from .._terminal import printable
 
     state = "finished" if status.finished else "running"
