@@ -137,3 +137,21 @@ async def test_state_survives_close_and_reopen(durable: Backend, tmp_path: Path)
         assert await frontier.is_finished()
         assert await frontier.next() is None
         assert (await frontier.stats()).done == 5
+
+
+async def test_saved_options_are_the_frontiers_options(frontier: Frontier) -> None:
+    options = {"rules": {"exclude": ["x"]}, "start_redirects": {"http://a/": "http://b/"}}
+    await frontier.save_options(options)
+    assert frontier.options == options
+
+
+@pytest.mark.parametrize("durable", DURABLE, ids=lambda backend: backend.name)
+async def test_saved_options_survive_close_and_reopen(durable: Backend, tmp_path: Path) -> None:
+    async with durable.make(tmp_path) as frontier:
+        assert frontier.options is None  # none given at creation
+        await frontier.add([req("/a")])
+        await frontier.save_options({"start_redirects": {"http://a/": "http://b/"}})
+        await frontier.save_options({"start_redirects": {"http://c/": "http://d/"}})
+    async with durable.make(tmp_path) as frontier:
+        assert frontier.options == {"start_redirects": {"http://c/": "http://d/"}}
+        assert (await frontier.stats()).queued == 1

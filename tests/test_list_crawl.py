@@ -50,12 +50,13 @@ def test_list_fetches_exactly_the_listed_urls_once_each_in_order(
 
 
 def test_list_from_stdin_with_more_concurrency(
-    serve: ServeFn, monkeypatch: pytest.MonkeyPatch
+    serve: ServeFn, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     site = serve(site_app(60))
     text = "\n".join(site.url + path for path in LISTED)
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
-    assert main(["crawl", "--list", "-", "--no-state", "-q"]) == 0
+    assert main(["crawl", "--list", "-", "--no-state"]) == 0
+    assert "(depth 0: nothing followed)" in capsys.readouterr().err
     assert sorted(page_requests(site)) == sorted(
         ["/p/9", "/p/3", "/", "/p/41", "/p/12?x=1", "/p/7"]
     )

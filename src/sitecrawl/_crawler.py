@@ -213,6 +213,8 @@ class AsyncCrawler(CourseAPI):
         for start, final in redirected.items():
             self._retarget(start, final)
         self.stats.scope = self.scope.describe()
+        if self.config.limits.max_depth == 0:
+            self.stats.scope += " (depth 0: nothing followed)"
         # Start URLs (depth 0) are fetched whatever the rules say, in order.
         starts = self.scope.start_urls
         await self.frontier.add([Request(url=url, key=url_key(url)) for url in starts])
