@@ -32,7 +32,7 @@ from login_site import (
     proxy_app,
 )
 from servers import ServerThread, expected_paths, site_app
-from sitecrawl import AsyncCrawler, CrawlConfig, Requests
+from sitecrawl import AsyncCrawler, CrawlConfig, Requests, crawl_site_async
 from sitecrawl._cli import main
 from sitecrawl._exceptions import ConfigError
 
@@ -129,6 +129,21 @@ async def test_library_requests_config_and_the_one_place_requests_are_made(
     assert {"/landing", "/robots.txt"} <= set(ext_seen.paths())
     assert ext_seen.leaks() == []
     assert "pw-" not in repr(requests) and TOKEN not in repr(config)
+
+
+async def test_requests_keyword_of_crawl_site_async(
+    sites: tuple[ServerThread, Seen, ServerThread, Seen],
+) -> None:
+    private, seen, _, ext_seen = sites
+    requests = Requests(
+        headers=(("X-Token", TOKEN),), cookies=(("pref", PREF),), auth=(USER, PASSWORD)
+    )
+    pages = await crawl_site_async(private.url + "/login", requests=requests)
+    assert sum(page["status"] == 200 for page in pages.values()) == len(PRIVATE_PAGES)
+    assert seen.refused == [] and ext_seen.leaks() == []
+    config = CrawlConfig(base_url=private.url)
+    with pytest.raises(ConfigError, match="requests"):
+        AsyncCrawler(private.url, config=config, requests=requests)
 
 
 def test_password_from_the_environment_or_a_clear_error(

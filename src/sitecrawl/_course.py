@@ -15,7 +15,7 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
-from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Timeouts
+from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Requests, Timeouts
 from ._exceptions import ConfigError, HTTPStatusError, NotHTMLError
 from ._extract import decode_html
 from ._models import Page, Request
@@ -39,6 +39,7 @@ KEYWORD_DEFAULTS: dict[str, Any] = {
     "timeout": None,
     "processes": 1,
     "link_details": None,
+    "requests": None,
 }
 
 
@@ -64,6 +65,7 @@ def config_from_keywords(
             processes=keywords["processes"],
             user_agent=keywords["user_agent"] or DEFAULT_USER_AGENT,
             link_details=keywords["link_details"],
+            requests=keywords["requests"] or Requests(),
         )
     clashes = [name for name, default in KEYWORD_DEFAULTS.items() if keywords[name] != default]
     if clashes:
@@ -158,6 +160,7 @@ async def crawl_site_async(
     state: str | os.PathLike[str] | None = None,
     link_details: bool | None = None,
     throttle: Throttle | None = None,
+    requests: Requests | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Crawl a site and return ``page_data``: normalized URL -> page dict.
 
@@ -183,6 +186,7 @@ async def crawl_site_async(
         state=state,
         link_details=link_details,
         throttle=throttle,
+        requests=requests,
     )
     async with crawler:
         return await crawler.crawl()

@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 
 from ._aim import check_credentials, origin_of, rules_to_take, stored_options
-from ._config import CrawlConfig
+from ._config import CrawlConfig, Requests
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError, FetchError
 from ._fetcher import FollowPolicy, RedirectTrail
@@ -53,7 +53,8 @@ class AsyncCrawler(CourseAPI):
 
     The crawl's settings come from ``config`` or, without one, from the keywords
     (``max_concurrency``, ``max_pages``, ``max_depth``, ``subdomains``, ``user_agent``,
-    ``timeout``, ``processes``, ``link_details``); passing ``config`` with any of those set
+    ``timeout``, ``processes``, ``link_details``, ``requests``: headers, cookies, auth and
+    proxy, a :class:`~sitecrawl.Requests`); passing ``config`` with any of those set
     (or with another ``base_url``) raises :class:`ConfigError`. ``state`` (a file path) keeps
     the frontier and every page in SQLite, so that running the same crawl again resumes it;
     by default everything lives in memory. Either way ``page_data`` holds this run's pages
@@ -85,6 +86,7 @@ class AsyncCrawler(CourseAPI):
         state: str | os.PathLike[str] | None = None,
         link_details: bool | None = None,
         throttle: Throttle | None = None,
+        requests: Requests | None = None,
     ) -> None:
         keywords = {
             "max_concurrency": max_concurrency,
@@ -95,6 +97,7 @@ class AsyncCrawler(CourseAPI):
             "timeout": timeout,
             "processes": processes,
             "link_details": link_details,
+            "requests": requests,
         }
         config = config_from_keywords(base_url, config, keywords)
         self.base_url = parse_base_url(config.base_url)
