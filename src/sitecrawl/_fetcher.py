@@ -152,9 +152,10 @@ class ScopedCookieJar(aiohttp.CookieJar):
             super().update_cookies_from_headers(headers, response_url)
 
     def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
-        if not self._trusts(request_url):
+        cookies = super().filter_cookies(request_url)  # quick when the jar is empty
+        if cookies and not self._trusts(request_url):
             return BaseCookie()
-        return super().filter_cookies(request_url)
+        return cookies
 
 
 def load_cookie_file(path: str) -> list[http.cookiejar.Cookie]:
