@@ -122,9 +122,9 @@ def private_app(seen: Seen, external: str) -> web.Application:
     return app
 
 
-def proxy_app(carried: list[str]) -> web.Application:
-    """A forward proxy for http:// URLs: it records each absolute URL it is asked for and
-    fetches it."""
+def proxy_app(carried: list[str], auths: list[str] | None = None) -> web.Application:
+    """A forward proxy for http:// URLs: it records each absolute URL it is asked for (and
+    each Proxy-Authorization in ``auths``) and fetches it."""
     app = web.Application()
 
     async def forward(request: web.Request) -> web.Response:
@@ -132,6 +132,8 @@ def proxy_app(carried: list[str]) -> web.Application:
         if not target.startswith("http://"):
             return web.Response(status=400, text="not a proxy request")
         carried.append(target)
+        if auths is not None:
+            auths.append(request.headers.get("Proxy-Authorization", ""))
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
         async with (
             aiohttp.ClientSession(auto_decompress=False) as session,

@@ -35,6 +35,7 @@ from servers import ServerThread, expected_paths, site_app
 from sitecrawl import AsyncCrawler, CrawlConfig, Requests, crawl_site_async
 from sitecrawl._cli import main
 from sitecrawl._exceptions import ConfigError
+from sitecrawl._fetcher import basic_auth
 
 CREDENTIALS = ["--auth", USER, "-H", f"X-Token: {TOKEN}", "--cookie", f"pref={PREF}"]
 
@@ -285,8 +286,9 @@ def test_a_forward_proxy_carries_the_crawl(monkeypatch: pytest.MonkeyPatch, tmp_
     """``--proxy URL``; ``HTTP_PROXY`` from the environment; ``NO_PROXY`` bypasses it; an
     explicit ``--proxy`` beats the environment."""
     carried: list[str] = []
+    auths: list[str] = []
     site = ServerThread(site_app(12)).start()
-    proxy = ServerThread(proxy_app(carried)).start()
+    proxy = ServerThread(proxy_app(carried, auths)).start()
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
     pages = {site.url + path for path in expected_paths(12)}
@@ -307,6 +309,11 @@ def test_a_forward_proxy_carries_the_crawl(monkeypatch: pytest.MonkeyPatch, tmp_
         assert main(argv) == 0
         assert pages <= set(carried)
         assert all(page["status"] == 200 for page in read_jsonl(out).values())
+        # The proxy's own credentials, from its URL, go to the proxy as Proxy-Authorization.
+        auths.clear()
+        with_user = proxy.url.replace("http://", "http://squid:hunter2@")
+        assert main(["crawl", site.url, "--no-state", "-q", "--proxy", with_user]) == 0
+        assert auths and set(auths) == {basic_auth("squid", "hunter2")}
     finally:
         site.stop()
         proxy.stop()

@@ -304,14 +304,20 @@ class Fetcher:
             # would otherwise re-quote it (``?x=%2F`` becomes ``?x=/``, another URL).
             target = URL(url, encoded=True)
             extra = self._headers if self._headers and self._trusted(url) else None
-            proxy = self._proxies.for_url(target) if self._proxies.any else None
+            proxy_url, proxy_headers = None, None
+            if self._proxies.any and (proxy := self._proxies.for_url(target)) is not None:
+                proxy_url, proxy_headers = proxy
+                if proxy_headers and target.scheme == "http":
+                    # aiohttp sends proxy_headers with a CONNECT only (https): an http://
+                    # request goes to the proxy itself, its Proxy-Authorization with it.
+                    extra, proxy_headers = {**(extra or {}), **proxy_headers}, None
             async with self.session.request(
                 method,
                 target,
                 allow_redirects=False,
                 headers=extra,
-                proxy=proxy[0] if proxy else None,
-                proxy_headers=proxy[1] if proxy else None,
+                proxy=proxy_url,
+                proxy_headers=proxy_headers,
             ) as resp:
                 headers = resp.headers
                 status = resp.status
