@@ -218,3 +218,27 @@ def test_a_resumed_crawl_keeps_the_scope_its_start_url_redirected_to(
     assert main(["crawl", old.url + "/", "--state", state, "-q", "-n", "3", "-c", "1"]) == 0
     assert main(["crawl", old.url + "/", "--state", state, "-q"]) == 0
     assert sorted(page_requests(site)) == sorted(["/"] + [f"/p/{i}" for i in range(1, 30)])
+
+
+def linking_app() -> web.Application:
+    async def page(request: web.Request) -> web.Response:
+        return html('<a href="/b">b</a> <a href="/missing">gone</a>')
+
+    app = web.Application()
+    app.router.add_get("/a", page)
+    app.router.add_get("/b", page)
+    return app
+
+
+def test_check_a_list_checks_the_links_of_the_listed_pages(
+    serve: ServeFn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = serve(linking_app())
+    listing = write_list(tmp_path, site, ["/a"])
+    assert main(["check", "--list", str(listing), "-q"]) == 1  # a broken link
+    out = capsys.readouterr().out
+    assert f"BROKEN {site.url}/missing" in out
+    assert f"{site.url}/b " not in out.replace("BROKEN", "")  # /b answered 200
+    paths = site.traffic.paths
+    assert paths.count("/a") == 1  # crawled (GET); its links checked, not crawled
+    assert "/missing" in paths and "/b" in paths

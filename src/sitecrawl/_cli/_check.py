@@ -39,6 +39,7 @@ from ._common import (
     run_async,
     seconds,
 )
+from ._list import add_start_options, is_url, take_sitemap, take_starts
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
@@ -52,7 +53,7 @@ def add_command(commands: Any) -> None:
     check = commands.add_parser(
         "check", help="crawl a site and report broken links (exit 1 when any)"
     )
-    check.add_argument("url", metavar="URL", help="the start URL; its host is the site")
+    add_start_options(check)
     check.add_argument(
         "--external", action="store_true", help="also check each external URL once (HEAD/GET)"
     )
@@ -83,7 +84,11 @@ def add_command(commands: Any) -> None:
 def _execute(args: argparse.Namespace) -> int:
     if args.fresh and not args.state:
         raise UsageError("--fresh needs --state")
+    source = take_starts(args)
     config = config_from_args(args)
+    if source is not None and is_url(source):
+        take_sitemap(args, config, source)
+        config = config_from_args(args)
     base_url = base_url_of(args)
     if args.junit:
         from ..sinks import Replacement
@@ -105,9 +110,12 @@ def _execute(args: argparse.Namespace) -> int:
     return run_async(_check(config, base_url, state, args))
 
 
-def link_targets(pages: list[Page], scope: CrawlScope, *, external: bool) -> list[str]:
+def link_targets(
+    pages: list[Page], scope: CrawlScope, *, external: bool, followed: bool = True
+) -> list[str]:
     """What to check after the crawl: targets it did not fetch, distinct, in link order. The
-    site's resources (every kind but ``a``); external URLs of any kind with ``external``."""
+    site's resources (every kind but ``a``; links too when the crawl ``followed`` none: a
+    list); external URLs of any kind with ``external``."""
     from .._audit import page_key
 
     crawled = {page_key(page.url) for page in pages}
@@ -116,7 +124,7 @@ def link_targets(pages: list[Page], scope: CrawlScope, *, external: bool) -> lis
         for url, _, _, kind in page.links:
             if url in targets or page_key(url) in crawled:
                 continue
-            if kind != "a" if scope.contains(url) else external:
+            if (kind != "a" or not followed) if scope.contains(url) else external:
                 targets[url] = None
     return list(targets)
 
@@ -143,7 +151,8 @@ async def _check(
         crawl_cut = TIME_LIMIT if _past(deadline) else _signalled()
     # The crawl's scope (its kind and rules' scope), for what is internal.
     scope = CrawlScope([parse_base_url(url) for url in config.starts], config.scope_kind)
-    targets = link_targets(records.pages, scope, external=args.external)
+    followed = config.limits.max_depth != 0
+    targets = link_targets(records.pages, scope, external=args.external, followed=followed)
     with _stop_signals_set() as ctrl_c:
         checked: dict[str, TargetStatus] = {}
         cut = crawl_cut

@@ -26,7 +26,7 @@ from ._common import (
     run_crawl,
     start_page_failed,
 )
-from ._list import is_url
+from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._outputs import check_outputs, check_writable, open_sinks, write_pages
 from ._redis import add_lease_option, add_redis_options, add_worker_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data
@@ -42,23 +42,7 @@ if TYPE_CHECKING:
 
 def add_command(commands: Any) -> None:
     crawl = commands.add_parser("crawl", help="crawl a site and write its pages")
-    crawl.add_argument(
-        "urls",
-        nargs="*",
-        metavar="URL",
-        help="start URLs; the scope is the union of theirs (the first names the crawl)",
-    )
-    crawl.add_argument(
-        "--list",
-        metavar="SOURCE",
-        help="fetch exactly the URLs of SOURCE, in order, each once, nothing followed:"
-        " a file of URLs (one a line, # comments; - for stdin) or a sitemap URL",
-    )
-    crawl.add_argument(
-        "--follow",
-        action="store_true",
-        help="with --list: also crawl from the listed URLs, within their scope",
-    )
+    add_start_options(crawl)
     crawl.add_argument(
         "-o",
         "--output",
@@ -94,21 +78,16 @@ def add_command(commands: Any) -> None:
 def _execute(args: argparse.Namespace) -> int:
     if args.no_state and (args.state or args.fresh):
         raise UsageError("--no-state cannot be combined with --state or --fresh")
-    source = _start_urls(args)
+    source = take_starts(args)
     config = config_from_args(args)
-    base_url = base_url_of(args)
     if source is not None:
-        from ._list import list_state_path, sitemap_urls, unique
+        from ._list import list_state_path
 
         if is_url(source):
-            urls, errors = run_async(sitemap_urls(config, base_url))
-            if not args.quiet:
-                for error in errors:
-                    print(f"sitemap {error}", file=sys.stderr)
-            args.urls = unique(urls, source)
-            args.url = args.urls[0]
+            take_sitemap(args, config, source)
             config = config_from_args(args)
-            base_url = base_url_of(args)
+    base_url = base_url_of(args)
+    if source is not None:
         if args.redis is not None and args.crawl_id is None:
             args.crawl_id = list_state_path(source, args.urls).removesuffix(".sitecrawl.db")
         if args.state is None and not args.no_state:
@@ -148,31 +127,6 @@ def _execute(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"report: {args.report}", file=sys.stderr)
     return code
-
-
-def _start_urls(args: argparse.Namespace) -> str | None:
-    """Check the start URLs, or read the ``--list`` (a file: its URLs become ``args.urls``;
-    a sitemap URL: read later, by the caller); ``--list`` without ``--follow`` crawls depth
-    0 only. Returns the list's source, or None."""
-    from ._list import is_url, read_list
-
-    source: str | None = args.list
-    if source is None:
-        if args.follow:
-            raise UsageError("--follow goes with --list")
-        if not args.urls:
-            raise UsageError("a start URL is required (or --list FILE)")
-        args.urls = [base_url_of(argparse.Namespace(url=url)) for url in args.urls]
-    else:
-        if args.urls:
-            raise UsageError("give start URLs or --list, not both")
-        args.urls = [source] if is_url(source) else read_list(source)
-        if not args.follow:
-            if args.max_depth is not None:
-                raise UsageError("--max-depth goes with --list --follow (a list is not followed)")
-            args.max_depth = 0
-    args.url = args.urls[0]
-    return source
 
 
 async def _crawl_to_outputs(

@@ -7,14 +7,69 @@ for sitemap seeding). The URLs are kept in order, each once (the crawl's dedupe 
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from ._common import UsageError
+from ._common import UsageError, base_url_of, run_async
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
+
+
+def add_start_options(parser: argparse.ArgumentParser) -> None:
+    """``URL [URL ...]``, ``--list SOURCE`` and ``--follow``."""
+    parser.add_argument(
+        "urls",
+        nargs="*",
+        metavar="URL",
+        help="start URLs; the scope is the union of theirs (the first names the crawl)",
+    )
+    parser.add_argument(
+        "--list",
+        metavar="SOURCE",
+        help="fetch exactly the URLs of SOURCE, in order, each once, nothing followed:"
+        " a file of URLs (one a line, # comments; - for stdin) or a sitemap URL",
+    )
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="with --list: also crawl from the listed URLs, within their scope",
+    )
+
+
+def take_starts(args: argparse.Namespace) -> str | None:
+    """Check the start URLs, or read the ``--list`` (a file: its URLs become ``args.urls``;
+    a sitemap URL: :func:`take_sitemap` reads it); ``--list`` without ``--follow`` crawls
+    depth 0 only. ``args.url`` is the first start URL. Returns the list's source, or None."""
+    source: str | None = args.list
+    if source is None:
+        if args.follow:
+            raise UsageError("--follow goes with --list")
+        if not args.urls:
+            raise UsageError("a start URL is required (or --list FILE)")
+        args.urls = [base_url_of(argparse.Namespace(url=url)) for url in args.urls]
+    else:
+        if args.urls:
+            raise UsageError("give start URLs or --list, not both")
+        args.urls = [source] if is_url(source) else read_list(source)
+        if not args.follow:
+            if args.max_depth is not None:
+                raise UsageError("--max-depth goes with --list --follow (a list is not followed)")
+            args.max_depth = 0
+    args.url = args.urls[0]
+    return source
+
+
+def take_sitemap(args: argparse.Namespace, config: CrawlConfig, source: str) -> None:
+    """``--list SITEMAP_URL``: its URLs become ``args.urls`` (errors met said on stderr)."""
+    urls, errors = run_async(sitemap_urls(config, base_url_of(args)))
+    if not args.quiet:
+        for error in errors:
+            print(f"sitemap {error}", file=sys.stderr)
+    args.urls = unique(urls, source)
+    args.url = args.urls[0]
 
 
 def is_url(source: str) -> bool:
