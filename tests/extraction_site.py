@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import random
 
+from aiohttp import web
+
 TAGS = ["red", "blue", "big  one", "small", "sale", "new"]
 
 
@@ -46,3 +48,21 @@ def product_page(i: int, rng: random.Random) -> str:
 def product_pages(count: int = 200) -> list[str]:
     rng = random.Random(16)
     return [product_page(i, rng) for i in range(count)]
+
+
+def shop_app(count: int = 200) -> web.Application:
+    """``/`` links to every product page ``/p/N`` (the pages of :func:`product_pages`)."""
+    pages = product_pages(count)
+    index = "".join(f'<a href="/p/{i}">{i}</a>' for i in range(count))
+
+    async def home(request: web.Request) -> web.Response:
+        return web.Response(text=f"<html><body>{index}</body></html>", content_type="text/html")
+
+    async def product(request: web.Request) -> web.Response:
+        number = int(request.match_info["n"])
+        return web.Response(text=pages[number], content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", home)
+    app.router.add_get("/p/{n}", product)
+    return app

@@ -27,7 +27,13 @@ def given_rules(config: CrawlConfig) -> Rules:
 def stored_options(config: CrawlConfig) -> dict[str, Any]:
     """What a durable frontier stores with a new crawl so that a resume obeys the same aim, and
     which credentials it was given (never their values: a resume is given them again)."""
-    return {"rules": given_rules(config).to_dict(), "requests": config.requests.shape()}
+    options: dict[str, Any] = {
+        "rules": given_rules(config).to_dict(),
+        "requests": config.requests.shape(),
+    }
+    if config.extract:  # a resume without --extract runs the rules it began with
+        options["extract"] = [rule.to_json() for rule in config.extract]
+    return options
 
 
 def check_credentials(options: dict[str, Any] | None, config: CrawlConfig, where: str) -> None:

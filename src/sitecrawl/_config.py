@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._exceptions import ConfigError
 from ._rules import Rules, ScopeKind, default_scope
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._extraction import Rule
 
 DEFAULT_USER_AGENT = f"sitecrawl/{__version__}"
 
@@ -193,6 +196,9 @@ class CrawlConfig:
     #: Fill each page's ``links`` (every link's text, rel and kind). None: only when the
     #: frontier stores pages (a state file), where reports and audits read them.
     link_details: bool | None = None
+    #: Custom extraction rules (:class:`~._extraction.Rule`), run on every HTML page; their
+    #: values are each page's ``extracted``.
+    extract: tuple[Rule, ...] = ()
 
     def __post_init__(self) -> None:
         if self.processes < 1:

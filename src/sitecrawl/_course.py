@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Requests, Timeouts
@@ -40,7 +41,17 @@ KEYWORD_DEFAULTS: dict[str, Any] = {
     "processes": 1,
     "link_details": None,
     "requests": None,
+    "extract": None,
 }
+
+
+def _rules_of(extract: Any) -> tuple[Any, ...]:
+    """``extract={name: spec}`` as the config's rules (a bad one: :class:`ConfigError`)."""
+    if not extract:
+        return ()
+    from ._extraction import Extraction
+
+    return Extraction.from_specs(extract).rules
 
 
 def config_from_keywords(
@@ -66,6 +77,7 @@ def config_from_keywords(
             user_agent=keywords["user_agent"] or DEFAULT_USER_AGENT,
             link_details=keywords["link_details"],
             requests=keywords["requests"] or Requests(),
+            extract=_rules_of(keywords["extract"]),
         )
     clashes = [name for name, default in KEYWORD_DEFAULTS.items() if keywords[name] != default]
     if clashes:
@@ -161,6 +173,7 @@ async def crawl_site_async(
     link_details: bool | None = None,
     throttle: Throttle | None = None,
     requests: Requests | None = None,
+    extract: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Crawl a site and return ``page_data``: normalized URL -> page dict.
 
@@ -187,6 +200,7 @@ async def crawl_site_async(
         link_details=link_details,
         throttle=throttle,
         requests=requests,
+        extract=extract,
     )
     async with crawler:
         return await crawler.crawl()

@@ -16,7 +16,7 @@ import contextlib
 import inspect
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
@@ -27,7 +27,9 @@ from ._aim import check_credentials, origin_of, rules_to_take, stored_options
 from ._config import CrawlConfig, Requests
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError, FetchError
+from ._extraction import Extraction
 from ._fetcher import FollowPolicy, RedirectTrail
+from ._json import dumps
 from ._log import logger
 from ._models import CrawlStats, Page, Request
 from ._pagejob import PageJob
@@ -87,6 +89,7 @@ class AsyncCrawler(CourseAPI):
         link_details: bool | None = None,
         throttle: Throttle | None = None,
         requests: Requests | None = None,
+        extract: Mapping[str, Any] | None = None,
     ) -> None:
         keywords = {
             "max_concurrency": max_concurrency,
@@ -98,6 +101,7 @@ class AsyncCrawler(CourseAPI):
             "processes": processes,
             "link_details": link_details,
             "requests": requests,
+            "extract": extract,
         }
         config = config_from_keywords(base_url, config, keywords)
         self.base_url = parse_base_url(config.base_url)
@@ -118,7 +122,11 @@ class AsyncCrawler(CourseAPI):
             config = replace(config, link_details=frontier.stores_pages)
         self.config = config
         self.stats = CrawlStats(refused=self.link_rules.refused)
-        self._parser = Parser(config.processes, link_details=bool(config.link_details))
+        self._parser = Parser(
+            config.processes,
+            link_details=bool(config.link_details),
+            extraction=Extraction(config.extract) if config.extract else None,
+        )
         self._resources = contextlib.AsyncExitStack()
         # Credentials go to the start URLs' scope: not where a start URL redirects off-site.
         self._trusted = CrawlScope(starts, config.scope_kind)
@@ -129,6 +137,7 @@ class AsyncCrawler(CourseAPI):
         self.robots = self._stack.robots
         self._client = self._stack.client
         self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
+        self._job.unconverted = self.stats.unconverted
         self._sitemap_keys: set[str] = set()
         self._targets = self._link_targets()
         self._on_page = on_page
@@ -179,6 +188,10 @@ class AsyncCrawler(CourseAPI):
         options = self.frontier.options or {}
         where = str(getattr(self.frontier, "path", ""))
         check_credentials(options, self.config, where)
+        if not self.config.extract and options.get("extract"):
+            extraction = Extraction.from_json(dumps(options["extract"]))
+            self.config = replace(self.config, extract=extraction.rules)
+            self._parser.extraction = extraction
         rules = rules_to_take(options, self.config, where)
         if rules is None:
             return

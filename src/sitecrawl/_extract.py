@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -20,6 +20,9 @@ from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
 from ._urls import JoinCache, join
 from ._words import count_words
+
+if TYPE_CHECKING:
+    from ._extraction import Extraction
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _BOMS = (
@@ -54,6 +57,10 @@ class Extracted:
     #: ``<link rel="alternate" hreflang>`` as ``(lang, url)`` pairs.
     hreflang: list[tuple[str, str]] = field(default_factory=list)
     word_count: int | None = None
+    #: The custom extraction rules' values (:mod:`._extraction`), rule name -> value.
+    extracted: dict[str, Any] = field(default_factory=dict)
+    #: The rules whose value could not be converted to their type.
+    unconverted: list[str] = field(default_factory=list)
 
 
 def _text(node: LexborNode | None) -> str | None:
@@ -152,7 +159,12 @@ def decode_html(body: bytes, http_charset: str | None = None) -> str:
 
 
 def parse_html(
-    html: str, page_url: str, joins: JoinCache | None = None, *, link_details: bool = False
+    html: str,
+    page_url: str,
+    joins: JoinCache | None = None,
+    *,
+    link_details: bool = False,
+    extraction: Extraction | None = None,
 ) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
     against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
@@ -160,7 +172,7 @@ def parse_html(
     ``page_url`` must be a canonical href. A crawl passes one :class:`JoinCache` for all its
     pages; without one, every link is resolved afresh. ``link_details`` also fills
     :attr:`Extracted.links` (every link with its text, rel and kind, for a page store and the
-    link check), from the same tree."""
+    link check), from the same tree; ``extraction`` runs its rules on the tree too."""
     tree = LexborHTMLParser(html)
     head = _Head.read(tree.head)
     base = page_url
@@ -203,6 +215,9 @@ def parse_html(
             (url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url
         ]
         data.links += _resource_links(tree, base, joins)
+    if extraction:  # before the word count, which strips scripts (JSON-LD) from the tree
+        found = extraction.run(tree, html, page_url)
+        data.extracted, data.unconverted = found.values, found.unconverted
     data.word_count = _word_count(tree)  # last: it strips scripts and styles from the tree
     return data
 
@@ -395,10 +410,18 @@ def get_images_from_html(html: str, base_url: str) -> list[str]:
     return parse_html(html, base_url).image_urls
 
 
-def extract_page_data(html: str, page_url: str) -> dict[str, Any]:
+def extract_page_data(
+    html: str, page_url: str, *, extract: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """All of a page's data as a dict: ``url``, ``title``, ``h1``, ``first_paragraph``,
-    ``meta_description``, ``canonical``, ``outgoing_links`` and ``image_urls``."""
-    data = parse_html(html, page_url)
+    ``meta_description``, ``canonical``, ``outgoing_links`` and ``image_urls``; with
+    ``extract`` (custom extraction rules, ``{name: spec}``: see :mod:`._extraction`), also
+    ``extracted``, rule name -> value. A bad rule raises :class:`ConfigError`."""
+    from ._extraction import Extraction
+
+    extraction = Extraction.from_specs(extract) if extract else None
+    data = parse_html(html, page_url, extraction=extraction)
+    extracted = {"extracted": data.extracted} if extraction else {}
     return {
         "url": page_url,
         "title": data.title,
@@ -408,4 +431,5 @@ def extract_page_data(html: str, page_url: str) -> dict[str, Any]:
         "canonical": data.canonical,
         "outgoing_links": data.outgoing_links,
         "image_urls": data.image_urls,
+        **extracted,
     }

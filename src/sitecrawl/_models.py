@@ -43,7 +43,7 @@ class Page:
     ``X-Robots-Tag``), None when no HTML page was read. ``word_count`` counts the words of the
     body's text (scripts and styles left out), ``h2`` lists the ``<h2>`` texts, ``lang`` is
     ``<html lang>``, ``hreflang`` the ``<link rel="alternate" hreflang>`` pairs
-    ``[(lang, url), ...]``.
+    ``[(lang, url), ...]``. ``extracted`` holds the custom extraction rules' values.
     """
 
     url: str
@@ -71,6 +71,9 @@ class Page:
     h2: list[str] = field(default_factory=list)
     lang: str | None = None
     hreflang: list[tuple[str, str]] = field(default_factory=list)
+    #: The custom extraction rules' values, rule name -> value (``--extract``; see
+    #: :mod:`._extraction`); empty without rules, or for a page that was not HTML.
+    extracted: dict[str, Any] = field(default_factory=dict)
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.
@@ -103,6 +106,8 @@ class CrawlStats:
     refused: Counter[str] = field(default_factory=Counter)  # rule -> distinct URLs refused
     notes: list[str] = field(default_factory=list)
     resumed: int = 0  # pages done by earlier runs of a durable frontier
+    #: Extraction rule -> pages whose value could not be converted to the rule's type.
+    unconverted: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int | None] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None

@@ -10,9 +10,9 @@ fields, in their order, with two exceptions:
 - ``outgoing_links`` is not: it is derived from ``links`` on reading (:func:`outgoing_links`).
 
 How a column is stored follows the field's type: a list is a JSON array (JSON text in SQLite,
-an array in a JSON record), its tuples arrays; a bool is stored as it is (SQLite makes it
-0/1); everything else as it is. On reading, a missing or NULL column gives the field's
-default, so records written before a field existed read back with it empty.
+an array in a JSON record), its tuples arrays; a dict a JSON object; a bool is stored as it
+is (SQLite makes it 0/1); everything else as it is. On reading, a missing or NULL column
+gives the field's default, so records written before a field existed read back with it empty.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ def outgoing_links(links: Iterable[Link]) -> list[str]:
 
 
 def _column_type(hint: Any) -> str:
+    if typing.get_origin(hint) is dict:
+        return "object"
     if typing.get_origin(hint) is list:
         (item,) = typing.get_args(hint)
         return "tuples" if typing.get_origin(item) is tuple else "list"
@@ -45,8 +47,8 @@ def _column_type(hint: Any) -> str:
 
 _HINTS = typing.get_type_hints(Page)
 #: Column name -> how it is stored: ``list`` / ``tuples`` (a JSON array; of arrays read back as
-#: tuples), ``bool``, ``int``, ``float`` or ``str``, from the field's type. In :class:`Page`
-#: field order.
+#: tuples), ``object`` (a JSON object), ``bool``, ``int``, ``float`` or ``str``, from the
+#: field's type. In :class:`Page` field order.
 COLUMN_TYPES: dict[str, str] = {
     f.name: _column_type(_HINTS[f.name]) for f in dataclasses.fields(Page) if f.name != _DERIVED
 }
@@ -64,7 +66,7 @@ OPTIONAL: frozenset[str] = frozenset(
 COLUMNS: tuple[str, ...] = tuple(COLUMN_TYPES)
 #: The columns stored as JSON arrays.
 JSON_COLUMNS: frozenset[str] = frozenset(
-    name for name, kind in COLUMN_TYPES.items() if kind in ("list", "tuples")
+    name for name, kind in COLUMN_TYPES.items() if kind in ("list", "tuples", "object")
 )
 _FACTORIES: dict[str, Callable[[], Any]] = {
     f.name: f.default_factory
@@ -98,6 +100,8 @@ def decode(record: Mapping[str, Any]) -> Page:
             continue  # the field's default
         if kind == "bool":
             values[name] = bool(value)
+        elif kind == "object":
+            values[name] = loads(value) if isinstance(value, str | bytes) else dict(value)
         elif kind in ("list", "tuples"):
             items = loads(value) if isinstance(value, str | bytes) else value
             values[name] = [tuple(item) for item in items] if kind == "tuples" else list(items)
@@ -123,7 +127,9 @@ def from_mapping(row: Mapping[str, Any]) -> Page:
         value = row.get(name)
         if value is None or (value == "" and kind in ("int", "float", "bool")):
             continue
-        if kind in ("list", "tuples") and isinstance(value, str):
+        if kind == "object" and isinstance(value, str):
+            value = loads(value) if value.startswith("{") else {}
+        elif kind in ("list", "tuples") and isinstance(value, str):
             value = loads(value) if value.startswith("[") else value.replace(";", " ").split()
         elif kind in _SCALARS:
             value = _SCALARS[kind](value)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -172,6 +173,8 @@ class PageJob:
         parse: ParseFn,
     ) -> None:
         self._parse = parse
+        #: Extraction rule -> pages whose value could not be converted to its type.
+        self.unconverted: Counter[str] = Counter()
         self._client = client
         self._robots = robots
         self._config = config
@@ -246,6 +249,7 @@ class PageJob:
             return []
         for name in EXTRACTED_FIELDS:
             setattr(page, name, getattr(data, name))
+        self.unconverted.update(data.unconverted)
         directives = page_directives(data.robots_meta, response.robots_tag, self._token)
         page.indexable = not directives.noindex
         if response.truncated:

@@ -4,7 +4,8 @@ Kept apart from the event-loop side so that a new child imports only what parsin
 (no asyncio), and says when it is ready: until then the event
 loop parses pages itself instead of queueing them behind the child's imports.
 
-Started with ``--link-details``, the child fills :attr:`Extracted.links` for every page. A
+Started with ``--link-details``, the child fills :attr:`Extracted.links` for every page; with
+``--extract=JSON``, it runs those custom extraction rules on every page. A
 job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url)`` and
 the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
 ``None`` once, when the child is ready; then, for each job in order, a tuple of the
@@ -31,6 +32,7 @@ from typing import BinaryIO
 
 from ._exceptions import ParseError
 from ._extract import Extracted, decode_html, parse_html
+from ._extraction import Extraction
 from ._markup import markup_reason
 from ._urls import JoinCache
 
@@ -39,10 +41,18 @@ LENGTH = struct.Struct("!I")
 JOB = struct.Struct("!II")
 FIELDS = tuple(f.name for f in fields(Extracted))
 LINK_DETAILS_FLAG = "--link-details"
+#: ``--extract=JSON``: the custom extraction rules (:meth:`Extraction.to_json`), given once.
+EXTRACT_FLAG = "--extract="
 _joins = JoinCache()  # one per process
 
 
-def parse_body(body: bytes, charset: str | None, url: str, link_details: bool = False) -> Extracted:
+def parse_body(
+    body: bytes,
+    charset: str | None,
+    url: str,
+    link_details: bool = False,
+    extraction: Extraction | None = None,
+) -> Extracted:
     """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
     also each link's text and rel (:attr:`Extracted.links`). Raises :class:`ParseError` for
     markup that would cost the parser more than :data:`~._markup.BUDGET` (see :mod:`._markup`)."""
@@ -51,14 +61,20 @@ def parse_body(body: bytes, charset: str | None, url: str, link_details: bool = 
     reason = markup_reason(text.encode("utf-8", "replace") if b"\0" in body else body)
     if reason is not None:
         raise ParseError(reason, url=url)
-    return parse_html(text, url, _joins, link_details=link_details)
+    return parse_html(text, url, _joins, link_details=link_details, extraction=extraction)
 
 
-def parse_or_error(body: bytes, charset: str | None, url: str, link_details: bool) -> Extracted:
+def parse_or_error(
+    body: bytes,
+    charset: str | None,
+    url: str,
+    link_details: bool,
+    extraction: Extraction | None = None,
+) -> Extracted:
     """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
-        return parse_body(body, charset, url, link_details)
+        return parse_body(body, charset, url, link_details, extraction)
     except ParseError:
         raise
     except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
@@ -77,7 +93,12 @@ def _write(stdout: BinaryIO, answer: bytes) -> None:
     stdout.flush()
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO, link_details: bool = False) -> None:
+def serve(
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    link_details: bool = False,
+    extraction: Extraction | None = None,
+) -> None:
     """The child's loop: say ready, then read a frame, parse, answer; until the parent
     closes the pipe."""
     _write(stdout, marshal.dumps(None))
@@ -86,7 +107,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, link_details: bool = False) -> None
         charset, url = marshal.loads(stdin.read(meta_size))
         body = stdin.read(body_size)
         try:
-            data = parse_or_error(body, charset, url, link_details)
+            data = parse_or_error(body, charset, url, link_details, extraction)
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc)])
         else:
@@ -98,7 +119,13 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, link_details: bool = False) -> None
 
 if __name__ == "__main__":
     with contextlib.suppress(BrokenPipeError):  # the parent is gone: nobody to answer
-        serve(sys.stdin.buffer, sys.stdout.buffer, LINK_DETAILS_FLAG in sys.argv[1:])
+        given = [arg[len(EXTRACT_FLAG) :] for arg in sys.argv[1:] if arg.startswith(EXTRACT_FLAG)]
+        serve(
+            sys.stdin.buffer,
+            sys.stdout.buffer,
+            LINK_DETAILS_FLAG in sys.argv[1:],
+            Extraction.from_json(given[0]) if given else None,
+        )
     # Every answer is written and flushed, and the process holds nothing else: skip the
     # interpreter's teardown, which the parent would wait for at the end of each crawl, as
     # multiprocessing's workers do.

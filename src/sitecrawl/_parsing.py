@@ -32,7 +32,8 @@ from types import TracebackType
 
 from ._exceptions import ParseError
 from ._extract import Extracted
-from ._parse_child import LENGTH, LINK_DETAILS_FLAG, job_frame, parse_or_error
+from ._extraction import Extraction
+from ._parse_child import EXTRACT_FLAG, LENGTH, LINK_DETAILS_FLAG, job_frame, parse_or_error
 
 #: Seconds a parser process may spend on one page before it is killed and replaced.
 PARSE_DEADLINE = 10.0
@@ -135,12 +136,15 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
-async def _spawn(link_details: bool, deadline: float) -> _ParserProcess:
+async def _spawn(
+    link_details: bool, deadline: float, extraction: Extraction | None = None
+) -> _ParserProcess:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "sitecrawl._parse_child",
         *([LINK_DETAILS_FLAG] if link_details else []),
+        *([EXTRACT_FLAG + extraction.to_json()] if extraction else []),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         env=_child_env(),
@@ -160,6 +164,7 @@ class Parser:
         processes: int = 1,
         *,
         link_details: bool = False,
+        extraction: Extraction | None = None,
         backlog: int = 12,
         deadline: float = PARSE_DEADLINE,
     ) -> None:
@@ -168,6 +173,8 @@ class Parser:
         #: Fill :attr:`Extracted.links` (``CrawlConfig.link_details``); a child is told once,
         #: when it starts.
         self.link_details = link_details
+        #: The custom extraction rules run on every page (a child is given them when it starts).
+        self.extraction = extraction
         #: Pages a child may have waiting before the event loop parses the next one itself.
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
@@ -179,7 +186,7 @@ class Parser:
 
     async def __aenter__(self) -> Parser:
         while len(self._children) < self.processes - 1:
-            self._children.append(await _spawn(self.link_details, self.deadline))
+            self._children.append(await _spawn(self.link_details, self.deadline, self.extraction))
         return self
 
     def _replace_gone(self) -> None:
@@ -192,7 +199,7 @@ class Parser:
             task.add_done_callback(self._starting.discard)
 
     async def _start_one(self) -> None:
-        self._children.append(await _spawn(self.link_details, self.deadline))
+        self._children.append(await _spawn(self.link_details, self.deadline, self.extraction))
 
     async def __aexit__(
         self,
@@ -221,4 +228,4 @@ class Parser:
                 except _ChildGone:
                     self._replace_gone()
         # No child ready, or all of them busy: the event loop has spare time, parse here.
-        return parse_or_error(body, charset, url, self.link_details)
+        return parse_or_error(body, charset, url, self.link_details, self.extraction)

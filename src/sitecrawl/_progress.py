@@ -45,6 +45,11 @@ def summary(stats: CrawlStats) -> str:
             "not followed (distinct URLs): "
             + " · ".join(f"{rule}: {count:,}" for rule, count in refused)
         )
+    if stats.unconverted:
+        lines.append(
+            "not of their rule's type (null): "
+            + " · ".join(f"{rule}: {count:,}" for rule, count in sorted(stats.unconverted.items()))
+        )
     return "\n".join(printable(line) for line in [*lines, *stats.notes])
 
 

@@ -29,11 +29,15 @@ from ._sitedata import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
 from ._urls import url_key
 
 if TYPE_CHECKING:
+    from ._extraction import Rule
     from .frontier import PageStore
 
-ColumnType: TypeAlias = Literal["str", "int", "float", "bool", "strs", "hops", "pairs"]
+ColumnType: TypeAlias = Literal[
+    "str", "int", "float", "bool", "strs", "hops", "pairs", "json", "date"
+]
 """``strs``: a list of strings; ``hops``: ``[[url, status], ...]``; ``pairs``: ``[[a, b], ...]``
-of strings (hreflang)."""
+of strings (hreflang); ``json``: any JSON value (text as it is, anything else as JSON text in
+CSV and Parquet); ``date``: ISO ``YYYY-MM-DD`` text (a Parquet date)."""
 
 Row: TypeAlias = dict[str, Any]
 
@@ -55,6 +59,8 @@ def _page_column(name: str) -> ColumnType:
         return "strs"
     if stored == "tuples":
         return "hops" if TUPLE_TYPES[name] == (str, int) else "pairs"
+    if stored == "object":
+        return "json"
     return stored  # type: ignore[return-value]  # bool, int, float or str
 
 
@@ -87,6 +93,40 @@ REDIRECTS = TableSpec(
 )
 IMAGES = TableSpec("images", (("page_url", "str"), ("src", "str"), ("alt", "str")))
 TABLES: dict[str, TableSpec] = {t.name: t for t in (PAGES, LINKS, REDIRECTS, IMAGES)}
+#: The heading of an extraction rule's column (CSV, Parquet): ``x:NAME``.
+EXTRACT_PREFIX = "x:"
+
+
+def pages_table(rules: Sequence[Rule] = ()) -> TableSpec:
+    """The pages table; with custom extraction rules, one typed column per rule
+    (``x:NAME``, :func:`rule_column`) in place of the ``extracted`` object."""
+    if not rules:
+        return PAGES
+    columns = [column for column in PAGES.columns if column[0] != "extracted"]
+    columns += [(EXTRACT_PREFIX + rule.name, rule_column(rule)) for rule in rules]
+    return TableSpec(PAGES.name, tuple(columns))
+
+
+def rule_column(rule: Rule) -> ColumnType:
+    """A rule's column type: ``count:`` int, ``exists:`` bool, ``all:`` a list of strings
+    (JSON text when typed otherwise or JSON-LD), else its ``type`` (a JSON-LD or XPath value
+    without one: any JSON value)."""
+    if rule.mode == "count":
+        return "int"
+    if rule.mode == "exists":
+        return "bool"
+    if rule.mode == "all":
+        return "strs" if rule.kind != "jsonld" and rule.type in (None, "str") else "json"
+    if rule.type is not None:
+        return rule.type  # type: ignore[return-value]  # str, int, float, bool or date
+    return "str" if rule.kind in ("css", "regex") else "json"
+
+
+def cell(row: Row, name: str) -> Any:
+    """A row's value for column ``name``: an ``x:NAME`` column reads ``extracted``."""
+    if name.startswith(EXTRACT_PREFIX) and name not in row:
+        return (row.get("extracted") or {}).get(name[len(EXTRACT_PREFIX) :])
+    return row.get(name)
 
 
 class InternalTest:
@@ -146,7 +186,7 @@ def _rows(
     table: TableSpec, page: Page, targets: Mapping[str, Target], internal: InternalTest
 ) -> Iterator[Row]:
     """The rows one page gives ``table``."""
-    if table is PAGES:
+    if table.name == PAGES.name:
         yield page.to_dict()
     elif table is REDIRECTS:
         for hop, (url, status) in enumerate(page.redirects, 1):

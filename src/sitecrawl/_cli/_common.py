@@ -163,6 +163,7 @@ def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
     crawl.add_argument("-n", "--max-pages", type=count(1), help="stop after N pages")
     crawl.add_argument("-d", "--max-depth", type=count(0), help="follow links N levels deep")
     add_rules_options(crawl)
+    add_extract_options(crawl)
     crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header")
     crawl.add_argument(
         "--timeout",
@@ -224,6 +225,47 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
         metavar=("REGEX", "REPLACEMENT"),
         help="rewrite discovered URLs (re.sub, repeatable, applied in order)",
     )
+
+
+def add_extract_options(parser: argparse.ArgumentParser) -> None:
+    """``-x/--extract NAME=SPEC`` and ``--extract-file``: custom extraction (issue 16)."""
+    group = parser.add_argument_group("custom extraction")
+    group.add_argument(
+        "-x",
+        "--extract",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="a value to extract from every page (repeatable): SPEC is css:SELECTOR[@ATTR],"
+        " xpath:EXPR, regex:PATTERN or jsonld:JMESPATH, optionally after all:, count: or"
+        " exists:",
+    )
+    group.add_argument(
+        "--extract-file",
+        metavar="RULES.toml",
+        help="extraction rules from a TOML file: NAME = 'SPEC', or [NAME] tables with spec,"
+        " type (str, int, float, bool, date) and when (a URL regex)",
+    )
+
+
+def extract_from_args(args: argparse.Namespace) -> tuple[Any, ...]:
+    """The custom extraction rules of the options; a bad one is a :class:`UsageError`."""
+    from .._exceptions import ConfigError
+    from .._extraction import Extraction, load_rules_file, parse_specs
+
+    given = getattr(args, "extract", None) or []
+    path = getattr(args, "extract_file", None)
+    if not given and not path:
+        return ()
+    try:
+        specs: dict[str, Any] = load_rules_file(path) if path else {}
+        for name, spec in parse_specs(given).items():
+            if name in specs:
+                raise ConfigError(f"extract rule {name!r} is given twice")
+            specs[name] = spec
+        return Extraction.from_specs(specs).rules
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
@@ -311,6 +353,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
             processes=args.processes,
             user_agent=args.user_agent or DEFAULT_USER_AGENT,
             requests=requests,
+            extract=extract_from_args(args),
         )
     except SitecrawlError as exc:
         raise UsageError(str(exc)) from None

@@ -144,7 +144,7 @@ async def _crawl_to_outputs(
     if state is not None:
         await state.open()  # StateError: another site, corrupt, newer schema, locked
     try:
-        with open_sinks(args.output) as sinks:
+        with open_sinks(args.output, extract=config.extract) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
                 config, [*sinks, *extra], state, quiet=args.quiet, finished=finished

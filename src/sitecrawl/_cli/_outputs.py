@@ -3,6 +3,7 @@ when the command ends (:mod:`sitecrawl.sinks`), pages streamed from a store into
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from ._common import UsageError
 
 if TYPE_CHECKING:
+    from .._extraction import Rule
     from .._models import Page
     from ..sinks import Sink
 
@@ -27,10 +29,12 @@ def check_outputs(paths: Sequence[str]) -> None:
 
 
 @contextmanager
-def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
+def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterator[list[Sink]]:
     """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
     and put in place, whole, when the block ends normally; when it raises, none is, and every
-    path keeps what it held. A path that cannot be written is a :class:`UsageError`."""
+    path keeps what it held. A path that cannot be written is a :class:`UsageError`. With
+    custom extraction rules, CSV and Parquet get a column per rule; a Parquet file that wrote
+    a value as null (not of its rule's type) says how many on stderr."""
     from .._exceptions import ConfigError
     from ..sinks import FileSink, sink_for
 
@@ -39,7 +43,7 @@ def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
     try:
         for path in paths:
             try:
-                sinks.append(sink_for(path))
+                sinks.append(sink_for(path, extract=extract))
             except (ConfigError, OSError) as exc:
                 raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         yield list(sinks)
@@ -52,6 +56,11 @@ def open_sinks(paths: Sequence[str]) -> Iterator[list[Sink]]:
             sink.close()
         except OSError as exc:
             raise UsageError(f"cannot write output: {_reason(exc)} ({sink.path})") from None
+        for column, count in sink.unconverted.items():
+            print(
+                f"{sink.path}: {column}: {count:,} values not of its type, written as null",
+                file=sys.stderr,
+            )
 
 
 def check_writable(path: str) -> None:

@@ -85,8 +85,9 @@ def check_url(url: str) -> str:
 def config_to_dict(config: CrawlConfig) -> dict[str, Any]:
     """The config as stored in Redis: of its requests' credentials, only which were given
     (:meth:`~sitecrawl.Requests.shape`); no proxy (a worker's own)."""
-    stored = dataclasses.asdict(config)
+    stored = dataclasses.asdict(dataclasses.replace(config, extract=()))
     stored["requests"] = config.requests.shape()
+    stored["extract"] = [rule.to_json() for rule in config.extract]
     return stored
 
 
@@ -98,6 +99,7 @@ def config_from_dict(
     site's cookies are kept is the crawl's), ``max_concurrency`` and ``processes`` when
     given."""
     from .._config import CrawlConfig, Limits, Politeness, Requests, Timeouts
+    from .._extraction import Rule
     from .._rules import Rules
     from ._requests import require_stored
 
@@ -122,6 +124,7 @@ def config_from_dict(
         requests=requests,
         subdomains=stored["subdomains"],
         processes=local.get("processes") or 1,
+        extract=tuple(Rule(**rule) for rule in stored.get("extract") or ()),
     )
 
 
@@ -189,7 +192,7 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
                 frontier, local, sinks, per_host=per_host(frontier.config), quiet=args.quiet
             )
 
-    with open_sinks(sinks_paths) as sinks:
+    with open_sinks(sinks_paths, extract=config.extract) as sinks:
         return run_async(run(sinks))
 
 

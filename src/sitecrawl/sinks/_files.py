@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from .._models import Page
-from .._tables import PAGES
+from .._tables import pages_table
 from ._base import Sink
 from ._formats import RowWriter, open_writer
+
+if TYPE_CHECKING:
+    from .._extraction import Rule
 
 
 class FileSink(Sink):
@@ -22,9 +27,15 @@ class FileSink(Sink):
 
     FORMAT: str | None = None
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, extract: Sequence[Rule] = ()) -> None:
         self.path = path
-        self._writer: RowWriter = open_writer(path, PAGES, format=self.FORMAT)
+        table = pages_table(extract)
+        self._writer: RowWriter = open_writer(path, table, format=self.FORMAT)
+
+    @property
+    def unconverted(self) -> dict[str, int]:
+        """Column -> values a Parquet file wrote as null: not of the rule's type."""
+        return getattr(self._writer, "unconverted", {})
 
     def __exit__(
         self,
@@ -66,6 +77,7 @@ class ParquetSink(FileSink):
     FORMAT = ".parquet"
 
 
-def sink_for(path: str) -> FileSink:
-    """The sink that a path's extension names; ``-`` streams JSON Lines to stdout."""
-    return FileSink(path)
+def sink_for(path: str, *, extract: Sequence[Rule] = ()) -> FileSink:
+    """The sink that a path's extension names; ``-`` streams JSON Lines to stdout. With custom
+    extraction rules, CSV and Parquet get one column per rule (``x:NAME``)."""
+    return FileSink(path, extract=extract)

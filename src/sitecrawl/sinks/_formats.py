@@ -16,17 +16,18 @@ only: without the ``[parquet]`` extra, :class:`ConfigError` says what to install
 from __future__ import annotations
 
 import csv
+import datetime
 import os
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
 from .._exceptions import ConfigError
 from .._json import dumps
-from .._tables import PAGES, ColumnType, Row, TableSpec
+from .._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 from ._atomic import Replacement
 
 #: The course's report columns, then every other page field in record order (CSV only).
@@ -67,7 +68,9 @@ def csv_cell(value: object) -> str:
     ends with ``[cut: N characters in all]``)."""
     if value is None:
         return ""
-    if isinstance(value, list | tuple):
+    if isinstance(value, dict):
+        text = safe_cell(dumps(value)) if value else ""
+    elif isinstance(value, list | tuple):
         text = safe_cell(LIST_SEPARATOR.join(_item(item) for item in value))
     else:
         text = safe_cell(str(value))
@@ -81,13 +84,18 @@ def csv_columns(table: TableSpec) -> tuple[tuple[str, str], ...]:
     """A table's CSV columns as ``(heading, field)``: the pages table starts with the course's
     columns; the others are their fields, in order."""
     if table.name == PAGES.name:
-        return tuple((heading, COURSE_COLUMNS.get(heading, heading)) for heading in CSV_COLUMNS)
+        extra = tuple(name for name in table.names if name not in PAGES.names)
+        return tuple(
+            (heading, COURSE_COLUMNS.get(heading, heading))
+            for heading in (*CSV_COLUMNS, *extra)
+            if heading in COURSE_COLUMNS or heading in table.names
+        )
     return tuple((name, name) for name in table.names)
 
 
 def csv_row(record: Row, table: TableSpec = PAGES) -> list[str]:
     """One CSV row of ``table`` (by default a page record) as :func:`csv_cell` texts."""
-    return [csv_cell(record.get(source)) for _, source in csv_columns(table)]
+    return [csv_cell(cell(record, source)) for _, source in csv_columns(table)]
 
 
 class RowWriter(ABC):
@@ -164,7 +172,7 @@ class CsvWriter(_TextWriter):
         self._writer.writerow([heading for heading, _ in columns])
 
     def write(self, row: Row) -> None:
-        self._writer.writerow([csv_cell(row.get(source)) for source in self._sources])
+        self._writer.writerow([csv_cell(cell(row, source)) for source in self._sources])
 
 
 class JsonlWriter(_TextWriter):
@@ -210,9 +218,11 @@ class ParquetWriter(RowWriter):
             [(name, _arrow_type(self._pa, kind)) for name, kind in table.columns]
         )
         self._convert = [
-            (name, _hops if kind == "hops" else _pairs if kind == "pairs" else None)
+            (name, (_CONVERTERS if name.startswith(EXTRACT_PREFIX) else _SHAPES).get(kind))
             for name, kind in table.columns
         ]
+        #: Column -> values that could not be converted to its type (written as null).
+        self.unconverted: dict[str, int] = {}
         self._rows_per_group = rows_per_group
         self._batch: list[Row] = []
         self._writer = self._pa.parquet.ParquetWriter(self._replacement.temp, self._schema)
@@ -226,12 +236,19 @@ class ParquetWriter(RowWriter):
         batch, self._batch = self._batch, []
         if batch:
             columns = {
-                name: [row.get(name) for row in batch]
+                name: [cell(row, name) for row in batch]
                 if convert is None
-                else [convert(row.get(name)) for row in batch]
+                else [self._converted(name, convert, cell(row, name)) for row in batch]
                 for name, convert in self._convert
             }
             self._writer.write_table(self._pa.Table.from_pydict(columns, schema=self._schema))
+
+    def _converted(self, name: str, convert: Callable[[Any], Any], value: Any) -> Any:
+        try:
+            return convert(value)
+        except (ValueError, TypeError):
+            self.unconverted[name] = self.unconverted.get(name, 0) + 1
+            return None
 
     def _finish(self) -> None:
         self._flush()
@@ -259,9 +276,44 @@ def _pairs(value: Any) -> list[dict[str, Any]]:
     return [{"lang": lang, "url": url} for lang, url in value or ()]
 
 
+def _json(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else dumps(value)
+
+
+def _typed(kind: str) -> Callable[[Any], Any]:
+    from .._extraction import convert
+
+    def to(value: Any) -> Any:
+        if value is None:
+            return None
+        converted = convert(value, kind)
+        return datetime.date.fromisoformat(converted) if kind == "date" else converted
+
+    return to
+
+
+def _strs(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    return [item if isinstance(item, str) else dumps(item) for item in value]
+
+
+#: How a record column's values become what pyarrow takes for its type.
+_SHAPES: dict[str, Callable[[Any], Any]] = {"hops": _hops, "pairs": _pairs, "json": _json}
+#: The same for an extraction rule's column, whose values may be of any type: one that cannot
+#: be converted (ValueError, TypeError) is written as null and counted.
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    **_SHAPES,
+    "strs": _strs,
+    **{kind: _typed(kind) for kind in ("str", "int", "float", "bool", "date")},
+}
+
+
 def _arrow_type(pa: Any, kind: ColumnType) -> Any:
     simple = {
         "str": pa.string(),
+        "json": pa.string(),
+        "date": pa.date32(),
         "int": pa.int64(),
         "float": pa.float64(),
         "bool": pa.bool_(),
