@@ -53,6 +53,7 @@ FULL = Page(
     h2=["One", "Two"],
     lang="fr",
     hreflang=[("de", B + "/de/")],
+    extracted={"price": 9.5, "n": 3, "on": True, "none": None, "tags": ["a", "é"], "ld": {"a": 1}},
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),
