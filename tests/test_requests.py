@@ -35,7 +35,7 @@ from servers import ServerThread, expected_paths, site_app
 from sitecrawl import AsyncCrawler, CrawlConfig, Requests, crawl_site_async
 from sitecrawl._cli import main
 from sitecrawl._exceptions import ConfigError
-from sitecrawl._fetcher import basic_auth
+from sitecrawl._session import basic_auth
 
 CREDENTIALS = ["--auth", USER, "-H", f"X-Token: {TOKEN}", "--cookie", f"pref={PREF}"]
 
