@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from aiohttp import web
 from selectolax.lexbor import LexborHTMLParser
 
 from conftest import ServeFn
@@ -165,3 +166,41 @@ def test_extract_page_data_with_rules() -> None:
     )
     assert data["extracted"] == want.values == {"ld": reference(html)["ld_price"]}
     assert "extracted" not in extract_page_data(html, "http://shop.test/p/1")
+
+
+def test_the_extract_command_prints_each_rules_value(
+    serve: ServeFn, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = serve(shop_app(3))
+    argv = ["extract", f"{site.url}/p/1", "-x", "name=css:h1.name", "-x", "tags=all:css:li"]
+    assert main([*argv, "-x", "ld=" + RULES["ld_price"], "-x", "none=css:.nothing"]) == 0
+    want = reference(product_pages(3)[1])
+    tags = json.dumps(want["tags"], ensure_ascii=False, separators=(",", ":"))
+    assert capsys.readouterr().out.splitlines() == [
+        f"name: {want['name']}",
+        f"tags: {tags}",
+        f"ld: {want['ld_price']}",
+        "none: null",
+    ]
+    assert main(["extract", f"{site.url}/p/1", "-x", "n=count:css:li", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"n": want["tag_count"]}
+    # One page, robots.txt first, no sitemap, no link followed.
+    assert site.traffic.paths == ["/robots.txt", "/p/1"] * 2
+
+
+def test_the_extract_command_obeys_robots_and_needs_a_rule(
+    serve: ServeFn, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = shop_app(3)
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(text="User-agent: *\nDisallow: /p/\n")
+
+    app.router.add_get("/robots.txt", robots)
+    site = serve(app)
+    assert main(["extract", f"{site.url}/p/1", "-x", "n=css:h1"]) == 1
+    err = capsys.readouterr().err
+    assert "blocked by robots.txt" in err and err.count("\n") == 1
+    assert "/p/1" not in site.traffic.paths
+    assert main(["extract", f"{site.url}/p/1"]) == 2
+    assert "give at least one rule" in capsys.readouterr().err
