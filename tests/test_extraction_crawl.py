@@ -100,7 +100,14 @@ def test_the_state_file_stores_values_and_rules_for_a_resume_and_export(
         stored = [json.loads(text) for (text,) in conn.execute("SELECT extracted FROM pages")]
     assert len(stored) == 31
     assert all(set(values) == {"h1", "n"} for values in stored)
-    assert main(["export", state, "-o", "out.jsonl"]) == 0
+    assert main(["crawl", site.url, "--state", state, "-o", "again.csv"]) == 0  # nothing left
+    with open(tmp_path / "again.csv", newline="", encoding="utf-8") as handle:
+        assert list(csv.DictReader(handle).fieldnames or [])[-2:] == ["x:h1", "x:n"]
+    assert main(["export", state, "-o", "out.jsonl", "-o", "out.csv", "-o", "out.parquet"]) == 0
+    table = pq.read_table(tmp_path / "out.parquet")
+    assert str(table.schema.field("x:n").type) == "int64"
+    with open(tmp_path / "out.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["page_url"]: row for row in csv.DictReader(handle)}
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     pages = product_pages(30)
     for record in records:
@@ -108,6 +115,7 @@ def test_the_state_file_stores_values_and_rules_for_a_resume_and_export(
         if number is not None:
             want = reference(pages[number])
             assert record["extracted"] == {"h1": want["name"], "n": want["tag_count"]}
+            assert rows[record["url"]]["x:n"] == str(want["tag_count"])
 
 
 @pytest.mark.parametrize(

@@ -332,6 +332,11 @@ def load_rules_file(path: str) -> dict[str, dict[str, Any]]:
     return rules
 
 
+def stored_rules(options: Mapping[str, Any] | None) -> tuple[Rule, ...]:
+    """The rules a crawl stored with its options (a state file's, a Redis crawl's config)."""
+    return tuple(Rule(**item) for item in (options or {}).get("extract") or ())
+
+
 def parse_specs(given: Iterable[str]) -> dict[str, str]:
     """``NAME=SPEC`` arguments as ``{name: spec}``; one without ``=`` is a ConfigError."""
     specs: dict[str, str] = {}

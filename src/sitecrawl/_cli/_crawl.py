@@ -144,7 +144,10 @@ async def _crawl_to_outputs(
     if state is not None:
         await state.open()  # StateError: another site, corrupt, newer schema, locked
     try:
-        with open_sinks(args.output, extract=config.extract) as sinks:
+        from .._extraction import stored_rules
+
+        extract = config.extract or stored_rules(state.options if state is not None else None)
+        with open_sinks(args.output, extract=extract) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
                 config, [*sinks, *extra], state, quiet=args.quiet, finished=finished

@@ -45,7 +45,8 @@ def _execute(args: argparse.Namespace) -> int:
     whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an error) leaves each
     path as it was."""
     from .._exceptions import ConfigError
-    from .._tables import TABLES, store_rows
+    from .._extraction import stored_rules
+    from .._tables import TABLES, pages_table, store_rows
     from ..sinks import write_rows_async
     from ._store import open_store, source_name
 
@@ -56,7 +57,12 @@ def _execute(args: argparse.Namespace) -> int:
     async def export() -> int:
         async with open_store(args) as store:
             try:
-                return await write_rows_async(args.output, table, store_rows(table, store))
+                chosen = table
+                if table.name == "pages":  # a column per extraction rule the crawl ran
+                    kept = (getattr(store, name, None) for name in ("options", "config"))
+                    found = [stored_rules(item) for item in kept if isinstance(item, dict)]
+                    chosen = pages_table(next((rules for rules in found if rules), ()))
+                return await write_rows_async(args.output, chosen, store_rows(chosen, store))
             except ConfigError as exc:
                 raise UsageError(str(exc)) from None
             except OSError as exc:
