@@ -51,14 +51,37 @@ RULES20 = [
     r"--include=/s\d+/g\d+/page-\d+\.html$",
 ]
 
+# 10 custom extraction rules (issue 16: at most 15 % pages/s), CSS on the bench pages: text,
+# attributes, lists, counts and a test of presence, as a data or SEO user would write them.
+EXTRACT10 = [
+    f"--extract={rule}"
+    for rule in (
+        "title=css:title",
+        "h1=css:h1",
+        "canonical=css:link[rel=canonical]@href",
+        "description=css:meta[name=description]@content",
+        "tagline=css:header .tagline",
+        "h2s=all:css:h2",
+        "sections=count:css:main h2",
+        "nav=all:css:nav[aria-label=main] a@href",
+        "breadcrumb=css:nav.breadcrumb a:last-child",
+        "toc=exists:css:nav.toc",
+    )
+]
+# One XPath rule (issue 16: at most 2 ms a page; lxml parses each page a second time).
+XPATH1 = ["--extract=lead=xpath:string(//main//p[1])"]
+
 # Named sitecrawl variants: extra CLI args appended to the base command.
 SITECRAWL_VARIANTS: list[tuple[str, list[str]]] = [
     # memory mode, CLI defaults (2 processes on 2 cores); SQLite: --state {output}.db --fresh
     ("sitecrawl", ["--no-state"]),
     # Runs only when named: --only sitecrawl sitecrawl-rules20
     ("sitecrawl-rules20", ["--no-state", *RULES20]),
+    # --only sitecrawl sitecrawl-extract10 sitecrawl-xpath1
+    ("sitecrawl-extract10", ["--no-state", *EXTRACT10]),
+    ("sitecrawl-xpath1", ["--no-state", *XPATH1]),
 ]
-NAMED_ONLY_VARIANTS = {"sitecrawl-rules20"}
+NAMED_ONLY_VARIANTS = {"sitecrawl-rules20", "sitecrawl-extract10", "sitecrawl-xpath1"}
 
 Role = Literal["candidate", "reference", "ceiling"]
 
