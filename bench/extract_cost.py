@@ -6,7 +6,7 @@ difference of the best of ``--repeat`` runs is divided by the pages.
     python bench/extract_cost.py --site /path/to/bench-site           # 10 CSS rules, 1 XPath
     python bench/extract_cost.py --site SITE --rules xpath1 --pages 500
 
-A sanity check of the rules' cost per page; the pages/s A/B is ``run_bench.py --only
+A sanity check of the rules' cost per page; the pages/s A/B is ``run_bench.py --serve --only
 sitecrawl sitecrawl-extract10 sitecrawl-xpath1``.
 """
 
