@@ -95,9 +95,9 @@ def config_from_dict(
     stored: dict[str, Any], requests: Requests | None = None, **local: Any
 ) -> CrawlConfig:
     """The config stored at seed time, with this worker's ``requests`` (its credentials and
-    proxy: a :class:`UsageError` when it lacks credentials the crawl began with; whether the
-    site's cookies are kept is the crawl's), ``max_concurrency`` and ``processes`` when
-    given."""
+    proxy: a :class:`UsageError` when it lacks credentials the crawl began with; the site's
+    cookies are kept unless the crawl or this worker says ``--no-cookies``),
+    ``max_concurrency`` and ``processes`` when given."""
     from .._config import CrawlConfig, Limits, Politeness, Requests, Timeouts
     from .._extraction import Rule
     from .._rules import Rules
@@ -107,7 +107,7 @@ def config_from_dict(
     requests = requests or Requests()
     require_stored(requests, shape, "the crawl in Redis")
     requests = dataclasses.replace(
-        requests, keep_cookies=shape.get("keep_cookies", requests.keep_cookies)
+        requests, keep_cookies=shape.get("keep_cookies", True) and requests.keep_cookies
     )
 
     limits = dict(stored["limits"])
