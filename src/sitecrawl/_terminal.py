@@ -29,9 +29,3 @@ def printable(text: str) -> str:
     if _UNSAFE.search(text) is None:
         return text
     return _UNSAFE.sub(_escape, text)
-
-
-def printable_lines(text: str) -> str:
-    """:func:`printable` for each line of ``text``: its line breaks are kept, anything else
-    made visible (for a message of several lines, each built from crawled values)."""
-    return "\n".join(printable(line) for line in text.split("\n"))

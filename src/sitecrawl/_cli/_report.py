@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ def add_command(commands: Any) -> None:
 
 def _execute(args: argparse.Namespace) -> int:
     from ..report._build import store_report_data
-    from ._store import open_store
+    from ._store import open_store, source_args
 
     check_source(args)
 
@@ -37,12 +36,7 @@ def _execute(args: argparse.Namespace) -> int:
             return await store_report_data(store)
 
     data = run_async(read())
-    source = (
-        f"--redis {shlex.quote(args.redis)} --crawl-id {shlex.quote(str(args.crawl_id))}"
-        if args.redis
-        else shlex.quote(args.state)
-    )
-    write_report_data(data, args.output, source)
+    write_report_data(data, args.output, source_args(args))
     if not args.quiet:
         print(f"report of {len(data.pages):,} pages: {args.output}", file=sys.stderr)
     return EXIT_OK

@@ -1,11 +1,11 @@
 """Reading a finished crawl back for ``export`` and ``report``: a state file or a crawl in Redis
-opened as one :class:`~sitecrawl.frontier.PageStore` (:func:`open_store`), and a store's pages,
-or the records a crawl just collected in memory, as one :class:`CrawlRecords`."""
+opened as one :class:`~sitecrawl.frontier.PageStore` (:func:`open_store`), and the records a crawl
+just collected in memory (:class:`CrawlRecords`)."""
 
 from __future__ import annotations
 
 import argparse
-import os
+import shlex
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -49,19 +49,11 @@ def source_name(args: argparse.Namespace) -> str:
     return f"crawl {args.crawl_id} in Redis" if args.redis is not None else str(args.state)
 
 
-async def read_records(store: PageStore) -> CrawlRecords:
-    """Every page of a store (links included), in memory: what the audit needs."""
-    assert store.base_url is not None
-    pages = [page async for page in store.read_pages()]
-    return CrawlRecords(store.base_url, pages, await store.crawl_seconds())
-
-
-async def read_state(path: str | os.PathLike[str]) -> CrawlRecords:
-    """Every page of a state file (raises :class:`~sitecrawl.StateError` when unusable)."""
-    from ..frontier import SqliteFrontier
-
-    async with SqliteFrontier(path, create=False) as store:
-        return await read_records(store)
+def source_args(args: argparse.Namespace) -> str:
+    """The crawl's source as command arguments (for a command line to suggest)."""
+    if args.redis is not None:
+        return f"--redis {shlex.quote(args.redis)} --crawl-id {shlex.quote(str(args.crawl_id))}"
+    return shlex.quote(args.state)
 
 
 def collector(records: CrawlRecords) -> Sink:
