@@ -6,7 +6,6 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sitecrawl._cli._store import read_records
 from sitecrawl._tables import site_rows
 from sitecrawl.frontier import SqliteFrontier
 from sitecrawl.report import ReportData, render_report
@@ -25,15 +24,17 @@ async def test_the_report_of_a_store_keeps_only_the_links_the_audit_needs(
     path = tmp_path / "crawl.db"
     await write(path, pages=600, links=12, seed=3)
     async with SqliteFrontier(path, create=False) as store:
-        records = await read_records(store)
+        pages = [page async for page in store.read_pages()]
+        base_url, seconds = store.base_url, await store.crawl_seconds()
         streamed = await store_report_data(store)
-    rows = site_rows(records.pages, records.base_url)
+    assert base_url is not None
+    rows = site_rows(pages, base_url)
     full = ReportData.build(
-        base_url=records.base_url,
+        base_url=base_url,
         pages=rows.pages,
         links=rows.links,
         images=rows.images,
-        duration_s=records.seconds,
+        duration_s=seconds,
     )
     assert len(streamed.links) < len(full.links) / 3
     when = datetime(2026, 1, 1, tzinfo=UTC)
