@@ -224,4 +224,7 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
             export="images",
         ),
     ]
+    from ._extraction import extraction_tables
+
+    tables[-2:-2] = extraction_tables(data.pages)  # before the two lists of everything
     return [table.capped(max_rows) for table in tables]
