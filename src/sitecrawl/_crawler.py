@@ -30,6 +30,7 @@ from ._exceptions import BlockedByRobots, ConfigError, FetchError
 from ._extraction import Extraction
 from ._fetcher import FollowPolicy, RedirectTrail
 from ._json import dumps
+from ._links import LinkTargets, TrapGuard
 from ._log import logger
 from ._models import CrawlStats, Page, Request
 from ._pagejob import PageJob
@@ -39,7 +40,7 @@ from ._rules import CrawlScope, LinkRules, default_scope
 from ._sitemaps import MAX_SITEMAP_BYTES, discover
 from ._stack import FetchStack
 from ._throttle import Throttle
-from ._urls import LinkTargets, TrapGuard, parse_base_url, split_host, url_key
+from ._urls import parse_base_url, split_host, url_key
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 
 #: ``on_page`` / ``on_error``: a function, or an ``async def`` (awaited before the worker
