@@ -212,3 +212,15 @@ def test_the_extract_command_obeys_robots_and_needs_a_rule(
     assert "/p/1" not in site.traffic.paths
     assert main(["extract", f"{site.url}/p/1"]) == 2
     assert "give at least one rule" in capsys.readouterr().err
+
+
+def test_the_rules_go_to_redis_workers_with_the_crawls_config() -> None:
+    from sitecrawl._cli._redis import config_from_dict, config_to_dict
+    from sitecrawl._config import CrawlConfig
+
+    rules = Extraction.from_specs(
+        {"p": {"spec": "css:.price@data-price", "type": "float", "when": "/p/"}, "x": "xpath://h1"}
+    ).rules
+    config = CrawlConfig(base_url="http://shop.test/", extract=rules)
+    stored = json.loads(json.dumps(config_to_dict(config)))  # as Redis keeps it
+    assert config_from_dict(stored).extract == rules

@@ -163,6 +163,8 @@ def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
     crawl.add_argument("-n", "--max-pages", type=count(1), help="stop after N pages")
     crawl.add_argument("-d", "--max-depth", type=count(0), help="follow links N levels deep")
     add_rules_options(crawl)
+    from ._extract import add_extract_options
+
     add_extract_options(crawl)
     crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header")
     crawl.add_argument(
@@ -227,47 +229,6 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_extract_options(parser: argparse.ArgumentParser) -> None:
-    """``-x/--extract NAME=SPEC`` and ``--extract-file``: custom extraction (issue 16)."""
-    group = parser.add_argument_group("custom extraction")
-    group.add_argument(
-        "-x",
-        "--extract",
-        action="append",
-        default=[],
-        metavar="NAME=SPEC",
-        help="a value to extract from every page (repeatable): SPEC is css:SELECTOR[@ATTR],"
-        " xpath:EXPR, regex:PATTERN or jsonld:JMESPATH, optionally after all:, count: or"
-        " exists:",
-    )
-    group.add_argument(
-        "--extract-file",
-        metavar="RULES.toml",
-        help="extraction rules from a TOML file: NAME = 'SPEC', or [NAME] tables with spec,"
-        " type (str, int, float, bool, date) and when (a URL regex)",
-    )
-
-
-def extract_from_args(args: argparse.Namespace) -> tuple[Any, ...]:
-    """The custom extraction rules of the options; a bad one is a :class:`UsageError`."""
-    from .._exceptions import ConfigError
-    from .._extraction import Extraction, load_rules_file, parse_specs
-
-    given = getattr(args, "extract", None) or []
-    path = getattr(args, "extract_file", None)
-    if not given and not path:
-        return ()
-    try:
-        specs: dict[str, Any] = load_rules_file(path) if path else {}
-        for name, spec in parse_specs(given).items():
-            if name in specs:
-                raise ConfigError(f"extract rule {name!r} is given twice")
-            specs[name] = spec
-        return Extraction.from_specs(specs).rules
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def rules_from_args(args: argparse.Namespace) -> Rules:
     """The :class:`~sitecrawl._rules.Rules` of the options; a bad one is a :class:`UsageError`."""
     from .._exceptions import ConfigError
@@ -320,6 +281,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     """Options from :func:`add_crawl_options` (and ``args.url``) as a frozen config."""
     from .._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Politeness, Timeouts
     from .._exceptions import SitecrawlError
+    from ._extract import extract_from_args
     from ._requests import requests_from_args
 
     rules = rules_from_args(args)
