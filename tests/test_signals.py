@@ -3,6 +3,7 @@ never prints a traceback or loses an output, and not during the start-up either.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -16,6 +17,11 @@ import pytest
 
 from conftest import ServeFn
 from servers import ServerThread, checkout_env, site_app
+from sitecrawl import CrawlConfig
+from sitecrawl._cli import _signals
+from sitecrawl._cli._common import EXIT_INTERRUPTED, run_async
+from sitecrawl._cli._crawl import _crawl
+from sitecrawl.frontier import SqliteFrontier
 from sitecrawl.sinks import TEMP_MARK
 
 
@@ -156,3 +162,27 @@ def test_the_parser_process_ends_when_the_crawler_is_killed(serve: ServeFn, tmp_
     process.kill()
     finish(process)
     wait_for(lambda: ended(child))
+
+
+class _OpensSlowly(SqliteFrontier):
+    """A state file that takes two Ctrl-C while it opens (as while the crawler starts its
+    parser process)."""
+
+    async def open(self) -> None:
+        for _ in range(2):
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(0.05)  # the event loop's handler runs
+        await super().open()
+
+
+def test_two_ctrl_c_while_the_crawler_starts_stop_it_without_a_traceback(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    """The second signal cancels the crawl before it began: an interrupted crawl (exit 130),
+    not a ``CancelledError`` out of the event loop."""
+    site = serve(site_app(5))
+    config = CrawlConfig(base_url=site.url, processes=1)
+    state = _OpensSlowly(str(tmp_path / "s.db"), base_url=site.url)
+    with _signals.handled():
+        code = run_async(_crawl(config, [], state, quiet=True))
+    assert code == EXIT_INTERRUPTED

@@ -193,13 +193,20 @@ async def _crawl(
         on_page=on_page,
         keep_pages=False,
     )
-    async with ctrl_c_stops(crawler, quiet=quiet), crawler:
-        if state is not None:
-            await _resume(state, sinks, quiet=quiet)
-        with _stops_at(crawler, stop_at):
-            interrupted = await run_crawl(crawler, quiet=quiet)
-        if state is not None:
-            state.add_crawl_time(crawler.stats.elapsed)
+    interrupted = True
+    try:
+        async with ctrl_c_stops(crawler, quiet=quiet), crawler:
+            if state is not None:
+                await _resume(state, sinks, quiet=quiet)
+            with _stops_at(crawler, stop_at):
+                interrupted = await run_crawl(crawler, quiet=quiet)
+            if state is not None:
+                state.add_crawl_time(crawler.stats.elapsed)
+    except asyncio.CancelledError:  # a second stop signal before the crawl began
+        task = asyncio.current_task()
+        if not crawler.interrupted or task is None:
+            raise
+        task.uncancel()
     if finished is not None:
         finished.append(crawler.stats)
     if not quiet:
