@@ -99,6 +99,44 @@ async def test_a_parser_process_past_its_deadline_is_replaced() -> None:
         assert data.h1 == "again" and not new.pending
 
 
+_KILLED_WHILE_WRITING = f"""
+import asyncio
+from sitecrawl._parsing import Parser
+
+async def main():
+    async with Parser(2, deadline=0.2) as parser:
+        [child] = parser._children
+        while not child.ready:
+            await asyncio.sleep(0.01)
+        slow = asyncio.ensure_future(parser.parse(b"{SLOW}", None, "http://site.test/s"))
+        await asyncio.sleep(0)
+        big = b"<h1>big</h1>" + b" " * (8 << 20)  # past the pipe's buffer: drain waits
+        behind = asyncio.ensure_future(parser.parse(big, None, "http://site.test/big"))
+        try:
+            await slow
+        except Exception as exc:
+            print(exc)
+        print((await behind).h1)
+
+asyncio.run(main())
+"""
+
+
+def test_a_page_being_written_to_a_killed_parser_process_leaves_no_unread_error() -> None:
+    """A big body still being written to the child when the deadline kills it: the page is
+    parsed by the event loop, and no future is left holding an error nobody reads (asyncio
+    would print "Future exception was never retrieved")."""
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_WRITING],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.split("\n")[:2] == ["parse took longer than 0.2 s", "big"]
+    assert "never retrieved" not in done.stderr, done.stderr
+
 BOMBS = {
     "deep divs": "<div>" * 20_000,
     "deep lists": "<ul><li>" * 10_000,

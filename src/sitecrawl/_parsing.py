@@ -88,9 +88,13 @@ class _ParserProcess:
         try:
             stdin.writelines(frame)  # uvloop: one writev, the body not copied first
             await stdin.drain()
-        except ConnectionError as exc:
+        except ConnectionError as exc:  # its outcome (a deadline's error) is read below
             self.gone = True
-            raise _ChildGone(str(exc)) from exc
+            if not future.done():
+                future.set_exception(_ChildGone(str(exc)))
+        except BaseException:
+            future.cancel()  # nobody will read it
+            raise
         return await future
 
     async def _read_answers(self) -> None:
