@@ -137,6 +137,7 @@ def test_a_page_being_written_to_a_killed_parser_process_leaves_no_unread_error(
     assert done.stdout.split("\n")[:2] == ["parse took longer than 0.2 s", "big"]
     assert "never retrieved" not in done.stderr, done.stderr
 
+
 BOMBS = {
     "deep divs": "<div>" * 20_000,
     "deep lists": "<ul><li>" * 10_000,
