@@ -275,3 +275,9 @@ def test_first_paragraph_in_main_wherever_it_is() -> None:
     assert get_first_paragraph_from_html(before + "<main><h1>no p</h1></main>") == "outside 0"
     assert get_first_paragraph_from_html("<main><p>m1</p><p>m2</p></main>") == "m1"
     assert get_first_paragraph_from_html("<p>one</p><main></main><main><p>2nd</p></main>") == "one"
+
+
+def test_nul_characters_are_dropped_as_the_tree_builder_drops_them() -> None:
+    assert decode_html(b"<p>a\0b</p>\0") == "<p>ab</p>"
+    assert decode_html("<p>\0caf\u00e9</p>".encode("utf-16"), "utf-16") == "<p>caf\u00e9</p>"
+    assert extract_page_data("<h1>a\0b</h1>", "http://x.test/")["h1"] == "ab"
