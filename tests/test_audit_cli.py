@@ -193,7 +193,7 @@ def test_a_schema_1_state_file_is_migrated_in_place(tmp_path: Path) -> None:
         ["http://old.test/b"],
     )
     with sqlite3.connect(tmp_path / "v1.db") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
         assert conn.execute("SELECT kind FROM links").fetchall() == [("a",)]
     conn.close()
 

@@ -81,7 +81,7 @@ async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
         images = conn.execute("SELECT page, position, src, alt FROM images").fetchall()
         assert images == [(1, 3, BASE + "i.png", None)]
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
 
 
 async def test_leases_of_a_dead_run_are_reclaimed_on_open(tmp_path: Path) -> None:
@@ -120,7 +120,16 @@ async def test_library_state_resumes_and_counts_max_pages_across_runs(
     assert len(first) + len(second) + len(rest) == len(expected_paths(60))
     page_requests = [p for p in site.traffic.paths if p == "/" or p.startswith("/p/")]
     assert sorted(page_requests) == sorted(expected_paths(60))  # none fetched twice
-    assert await crawl_site_async(site.url, 4, state=state) == {}
+    # The crawl finished: the same call starts crawl 2, whose pages are page_data.
+    again = await crawl_site_async(site.url, 4, state=state)
+    assert sorted(again) == sorted(set(first) | set(second) | set(rest))
+    async with SqliteFrontier(state, create=False) as store:
+        assert [(c["id"], c["status"]) for c in store.crawls()] == [
+            (1, "finished"),
+            (2, "finished"),
+        ]
+        assert len([page async for page in store.read_pages()]) == len(expected_paths(60))
+        assert len(list(store.pages_by_key(1))) == len(expected_paths(60))
 
 
 def test_frontier_and_state_are_exclusive(tmp_path: Path) -> None:
@@ -190,7 +199,7 @@ async def test_a_schema_2_state_file_is_migrated_to_3_in_place(tmp_path: Path) -
     assert (pages[BASE + "next"].error, pages[BASE + "next"].error_kind) == ("timeout", "timeout")
     assert pages[BASE + "private"].error_kind == "blocked_robots"
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
         assert conn.execute("SELECT error_kind FROM pages").fetchall() == [
             (None,),
             (None,),

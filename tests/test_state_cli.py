@@ -45,7 +45,7 @@ def test_state_goes_to_host_file_by_default_and_a_rerun_resumes(
     # Same command, higher cap: resumes; -n counts every run's pages; the output is whole.
     assert main(["crawl", site.url, "-n", "25", "-o", "second.jsonl", "-o", "second.csv"]) == 0
     err = capsys.readouterr().err
-    assert "resuming: 10 pages done" in err
+    assert "resuming crawl 1: 10 pages done" in err
     assert "resumed after 10 pages: 15 pages in" in err
     assert len(page_fetches(site)) == 25
     first, second = jsonl(tmp_path / "first.jsonl"), jsonl(tmp_path / "second.jsonl")
@@ -56,10 +56,12 @@ def test_state_goes_to_host_file_by_default_and_a_rerun_resumes(
     assert {r["url"] for r in first} <= {r["url"] for r in second}
     with (tmp_path / "second.csv").open(encoding="utf-8", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 25
-    # Run to the end, then once more: nothing is fetched again.
-    assert main(["crawl", site.url, "-q"]) == 0
+    # Run to the end: nothing is fetched twice. Once more: crawl 2 fetches every page again.
     assert main(["crawl", site.url, "-q"]) == 0
     assert sorted(page_fetches(site)) == sorted(expected_paths(60))
+    assert main(["crawl", site.url]) == 0
+    assert sorted(page_fetches(site)) == sorted([*expected_paths(60), *expected_paths(60)])
+    assert "(crawl 2 of this site; crawl 1 finished 20" in capsys.readouterr().err
 
 
 def test_export_writes_each_page_once_in_every_format(

@@ -116,7 +116,12 @@ class AsyncCrawler(CourseAPI):
             frontier = (
                 MemoryFrontier()
                 if state is None
-                else SqliteFrontier(state, base_url=self.base_url, options=stored_options(config))
+                else SqliteFrontier(
+                    state,
+                    base_url=self.base_url,
+                    options=stored_options(config),
+                    max_pages=config.limits.max_pages,
+                )
             )
         self.frontier: Frontier = frontier
         if config.link_details is None:  # by default, pages carry their links when stored
@@ -243,6 +248,9 @@ class AsyncCrawler(CourseAPI):
             async with asyncio.TaskGroup() as workers:
                 for _ in range(self.max_concurrency):
                     workers.create_task(self._worker())
+            if not self.interrupted:
+                cut = not await self.frontier.is_finished()
+                await self.frontier.finish(self.config.limits.max_pages if cut else None)
         finally:
             self.stats.finished = time.monotonic()
         return self.page_data

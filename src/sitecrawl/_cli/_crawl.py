@@ -65,6 +65,13 @@ def add_command(commands: Any) -> None:
         "--fresh", action="store_true", help="start over: forget what the state file holds"
     )
     crawl.add_argument(
+        "--keep",
+        type=int,
+        metavar="N",
+        help="keep the last N crawls in the state file (default: every crawl); a run after a"
+        " finished crawl starts the next one",
+    )
+    crawl.add_argument(
         "--report", metavar="FILE", help="at the end, write the crawl's HTML report to FILE"
     )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
@@ -76,8 +83,10 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    if args.no_state and (args.state or args.fresh):
-        raise UsageError("--no-state cannot be combined with --state or --fresh")
+    if args.no_state and (args.state or args.fresh or args.keep is not None):
+        raise UsageError("--no-state cannot be combined with --state, --fresh or --keep")
+    if args.keep is not None and args.keep < 1:
+        raise UsageError(f"--keep: at least 1 crawl, not {args.keep}")
     source = take_starts(args)
     config = config_from_args(args)
     if source is not None:
@@ -107,7 +116,12 @@ def _execute(args: argparse.Namespace) -> int:
 
             path = args.state or default_state_path(base_url)
             state = SqliteFrontier(
-                path, base_url=base_url, fresh=args.fresh, options=stored_options(config)
+                path,
+                base_url=base_url,
+                fresh=args.fresh,
+                options=stored_options(config),
+                keep=args.keep,
+                max_pages=config.limits.max_pages,
             )
         if args.report:  # the report reads every page's links
             config = replace(config, link_details=True)
@@ -230,12 +244,22 @@ async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> N
         line = f"state: {state.path}"
         if stats.done:
             line += (
-                f" (resuming: {stats.done:,} pages done, {stats.queued:,} queued"
-                f", {state.reclaimed:,} in flight when the last run stopped)"
+                f" (resuming crawl {state.crawl}: {stats.done:,} pages done, {stats.queued:,}"
+                f" queued, {state.reclaimed:,} in flight when the last run stopped)"
             )
+        elif state.previous is not None:
+            line += f" (crawl {state.crawl} of this site; {_ended(state.previous)})"
         print(line, file=sys.stderr)
     if stats.done and sinks:
         await write_pages(state.read_pages(), sinks)
+
+
+def _ended(crawl: dict[str, Any]) -> str:
+    """``crawl 3 finished 2026-12-01 10:02`` (UTC), or ``crawl 3 was not finished``."""
+    when = crawl.get("finished")
+    if not when:
+        return f"crawl {crawl['id']} was not finished"
+    return f"crawl {crawl['id']} finished {str(when)[:16].replace('T', ' ')} UTC"
 
 
 @contextmanager

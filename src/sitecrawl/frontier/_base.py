@@ -64,6 +64,11 @@ class Frontier(ABC):
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources. Default: nothing to do."""
 
+    async def finish(self, cut_at: int | None = None) -> None:  # noqa: B027 - optional hook
+        """The crawl ran to its end (not stopped), or to ``cut_at`` pages (``max_pages``) with
+        URLs left: a durable backend remembers it, so that the next run of the same crawl
+        starts a new crawl instead of resuming. Default: nothing."""
+
     async def save_options(self, options: dict[str, Any]) -> None:
         """Replace the crawl's stored :attr:`options` (later runs and other workers read
         them). Default: kept in :attr:`options` only."""

@@ -64,6 +64,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from .._exceptions import StateError
@@ -71,6 +72,7 @@ from .._models import Page, Request
 from .._pagecodec import decode, row
 from .._urls import url_key
 from ._base import Frontier, FrontierStats
+from ._sqlite_history import by_key, crawl_rows, start_crawl
 from ._sqlite_schema import (
     INSERT_PAGE,
     LEASE_NEXT,
@@ -116,9 +118,23 @@ class SqliteFrontier(Frontier):
         create: bool = True,
         commit_interval: float = 0.0,
         options: dict[str, Any] | None = None,
+        keep: int | None = None,
+        max_pages: int | None = None,
     ) -> None:
+        if keep is not None and keep < 1:
+            raise StateError(f"keep must be at least 1 crawl, not {keep}", path=os.fspath(path))
         self.path = os.fspath(path)
+        self._keep = keep
+        self._max_pages = max_pages
+        self._given_options = options
+        #: The current crawl (the last of the file's ``crawls``), set by :meth:`open`.
+        self.crawl = 1
+        #: True when :meth:`open` started a new crawl after a finished one.
+        self.new_crawl = False
+        #: The crawl before the current one: ``{"id", "started", "finished", "status"}``.
+        self.previous: dict[str, Any] | None = None
         self.base_url = base_url
+        self._given_base = base_url
         self.options = options
         self._fresh = fresh
         self._create = create
@@ -183,6 +199,7 @@ class SqliteFrontier(Frontier):
             if self._fresh:
                 drop_all(conn)
                 new = True
+                self.options = self._given_options
             elif self.base_url is not None and url_key(stored) != url_key(self.base_url):
                 raise StateError(
                     f"state file {self.path} holds a crawl of {stored}, not {self.base_url}"
@@ -206,6 +223,7 @@ class SqliteFrontier(Frontier):
                 conn.execute("INSERT INTO meta VALUES ('options', ?)", (json.dumps(self.options),))
         else:
             migrate(conn, self._version)
+            self._next_crawl(conn)
         conn.execute("BEGIN")
         self.reclaimed = conn.execute("UPDATE urls SET state = 0 WHERE state = 1").rowcount
         conn.execute("COMMIT")
@@ -213,6 +231,26 @@ class SqliteFrontier(Frontier):
         self._seen = sum(counts.values())
         self._queued = counts.get(_QUEUED, 0)
         self._done = counts.get(_DONE, 0)
+
+    def _next_crawl(self, conn: sqlite3.Connection) -> None:
+        """Opened for a crawl (``base_url`` given) after a finished one: a new crawl begins,
+        with this run's options; otherwise the last crawl goes on (or is read)."""
+        last = crawl_rows(conn)[-1]
+        over = last["status"] == "finished" or (
+            last["status"] == "cut"
+            and self._max_pages is not None
+            and self._max_pages <= last["max_pages"]
+        )
+        if self._given_base is not None and over:
+            start_crawl(conn, self._keep)
+            self.new_crawl = True
+            self.options = self._given_options
+            conn.execute("DELETE FROM meta WHERE name = 'options'")
+            if self.options is not None:
+                conn.execute("INSERT INTO meta VALUES ('options', ?)", (json.dumps(self.options),))
+        rows = crawl_rows(conn)
+        self.crawl = rows[-1]["id"]
+        self.previous = rows[-2] if len(rows) > 1 else None
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -375,8 +413,45 @@ class SqliteFrontier(Frontier):
         return self.meta()
 
     async def crawl_seconds(self) -> float | None:
-        seconds = self.meta().get("crawl_seconds")
-        return float(seconds) if seconds else None
+        """How long the current crawl ran, every run of it together."""
+        with self._guard():
+            seconds = (
+                self._connection()
+                .execute("SELECT seconds FROM crawls WHERE id = ?", (self.crawl,))
+                .fetchone()
+            )
+        return float(seconds[0]) if seconds and seconds[0] is not None else None
+
+    def crawls(self) -> list[dict[str, Any]]:
+        """The crawls the file keeps, oldest first: ``id``, ``started``, ``finished`` (ISO
+        8601, None until finished), ``status`` (``running`` or ``finished``), ``seconds``."""
+        with self._guard():
+            return crawl_rows(self._connection())
+
+    async def finish(self, cut_at: int | None = None) -> None:
+        """The current crawl ran to its end, or to ``cut_at`` pages (``max_pages``) with URLs
+        left: the next crawl opening the file starts a new one (a cut crawl resumes when the
+        run opening it allows more pages, or any number)."""
+        conn = self._connection()
+        with self._guard():
+            self._begin(conn)
+            conn.execute(
+                "UPDATE crawls SET status = ?, finished = ?, max_pages = ? WHERE id = ?",
+                (
+                    "finished" if cut_at is None else "cut",
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                    cut_at,
+                    self.crawl,
+                ),
+            )
+            self._tick(conn, force=True)
+
+    def pages_by_key(self, crawl: int | None = None) -> Iterator[tuple[str, Page]]:
+        """``(url key, page)`` of every page of crawl ``crawl`` (default: the current one) in
+        key order, read as the rows come (a merge of two crawls holds two pages at a time)."""
+        with self._guard():
+            current = crawl is None or crawl == self.crawl
+            yield from by_key(self._connection(), None if current else crawl)
 
     async def save_options(self, options: dict[str, Any]) -> None:
         self.options = options
@@ -399,5 +474,9 @@ class SqliteFrontier(Frontier):
                 "INSERT INTO meta VALUES ('crawl_seconds', ?) ON CONFLICT (name) DO UPDATE"
                 " SET value = CAST(value AS REAL) + excluded.value",
                 (round(seconds, 3),),
+            )
+            conn.execute(
+                "UPDATE crawls SET seconds = coalesce(seconds, 0) + ? WHERE id = ?",
+                (round(seconds, 3), self.crawl),
             )
             self._tick(conn, force=True)

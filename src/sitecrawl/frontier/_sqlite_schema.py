@@ -13,7 +13,7 @@ from .._pagecodec import COLUMN_TYPES, COLUMNS, OPTIONAL
 from .._version import __version__
 
 APPLICATION_ID = 0x53435257  # "SCRW"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def _sql_type(name: str) -> str:
@@ -27,6 +27,25 @@ PAGE_COLUMNS: tuple[str, ...] = tuple(name for name in COLUMNS if name != "url")
 PAGES_TABLE = "CREATE TABLE pages (\n    id INTEGER PRIMARY KEY,\n{}\n);\n".format(
     ",\n".join(f"    {name} {_sql_type(name)}" for name in PAGE_COLUMNS)
 )
+# Schema 4: the history of crawls. ``urls`` and ``pages`` hold the current crawl (the last row of
+# ``crawls``); when a new crawl starts, the current one's pages move to ``history``.
+HISTORY = """
+CREATE TABLE crawls (
+    id INTEGER PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT,
+    status TEXT NOT NULL,
+    seconds REAL,
+    max_pages INTEGER
+);
+CREATE TABLE history (
+    crawl INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    url TEXT,
+{}
+);
+CREATE UNIQUE INDEX history_key ON history (crawl, key);
+""".format(",\n".join(f"    {name} {_sql_type(name)}" for name in PAGE_COLUMNS))
 SCHEMA = (
     """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -40,6 +59,7 @@ CREATE TABLE urls (
 CREATE INDEX urls_queue ON urls (depth, id) WHERE state = 0;
 """
     + PAGES_TABLE
+    + HISTORY
 )
 # Views: recreated by the migration from schema 1.
 VIEWS = """
@@ -106,10 +126,11 @@ def create(conn: sqlite3.Connection, base_url: str) -> None:
         "INSERT INTO meta VALUES (?, ?)",
         [
             ("base_url", base_url),
-            ("created", datetime.now(UTC).isoformat(timespec="seconds")),
+            ("created", now()),
             ("sitecrawl", __version__),
         ],
     )
+    conn.execute("INSERT INTO crawls (id, started, status) VALUES (1, ?, 'running')", (now(),))
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     conn.execute("COMMIT")
@@ -123,14 +144,23 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
     three items is an ``a`` link). ``meta`` remembers the schema an upgraded file had
     (``upgraded_from``): the error kinds of its older pages are derived on reading
     (:func:`legacy_error`)."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(pages)")}
-    missing = [name for name in PAGE_COLUMNS if name not in have]
+    tables = ("pages", "history") if version >= 4 else ("pages",)
+    missing = [
+        (table, name)
+        for table in tables
+        for have in [{row[1] for row in conn.execute(f"PRAGMA table_info({table})")}]
+        for name in PAGE_COLUMNS
+        if name not in have
+    ]
     if version == SCHEMA_VERSION and not missing:
         return
     conn.execute("BEGIN")
-    for name in missing:
+    for table, name in missing:
         sql_type = _sql_type(name).removesuffix(" NOT NULL")
-        conn.execute(f"ALTER TABLE pages ADD COLUMN {name} {sql_type}")
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sql_type}")
+    if version < 4:
+        _run_script(conn, HISTORY)
+        _first_crawl(conn)
     if version < 2:
         conn.execute("DROP VIEW links")
         _run_script(conn, VIEWS)
@@ -169,6 +199,29 @@ def legacy_error(error: str) -> tuple[str | None, str | None]:
         if (match := pattern.fullmatch(error)) is not None:
             return kind, match.groupdict().get("location")
     return None, None
+
+
+def _first_crawl(conn: sqlite3.Connection) -> None:
+    """A file from before schema 4 holds one crawl: it becomes crawl 1, finished when nothing
+    is left to fetch (what a finished crawl left then), with the file's creation time and its
+    ``crawl_seconds``."""
+    meta = read_meta(conn)
+    left = conn.execute("SELECT count(*) FROM urls WHERE state IN (0, 1)").fetchone()[0]
+    done = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
+    finished = not left and done > 0
+    conn.execute(
+        "INSERT INTO crawls (id, started, finished, status, seconds) VALUES (1, ?, ?, ?, ?)",
+        (
+            meta.get("created", now()),
+            meta.get("created") if finished else None,
+            "finished" if finished else "running",
+            float(meta["crawl_seconds"]) if meta.get("crawl_seconds") else None,
+        ),
+    )
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def drop_all(conn: sqlite3.Connection) -> None:

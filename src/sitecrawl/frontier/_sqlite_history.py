@@ -1,0 +1,77 @@
+"""The history of crawls in a state file (schema 4): ``crawls`` lists them, ``urls`` and
+``pages`` hold the current one (the last), ``history`` the pages of the earlier ones by
+``(crawl, key)``. A new crawl moves the current pages to ``history`` in the transaction that
+begins it, so the frontier of a crawl is the same as in a file of one crawl."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+from .._models import Page
+from .._pagecodec import decode
+from ._sqlite_schema import PAGE_COLUMNS, SCHEMA_VERSION, legacy_error, now, read_meta
+
+#: A crawl's pages in ``key`` order (for a merge of two crawls): the current crawl's, or one
+#: kept in ``history`` (``WHERE crawl = ?``).
+SELECT_CURRENT_BY_KEY = (
+    "SELECT u.key AS key, u.url AS url, {} FROM urls u JOIN pages p ON p.id = u.id"
+    " ORDER BY u.key".format(", ".join("p." + name for name in PAGE_COLUMNS))
+)
+SELECT_HISTORY_BY_KEY = "SELECT key, url, {} FROM history WHERE crawl = ? ORDER BY key".format(
+    ", ".join(PAGE_COLUMNS)
+)
+ARCHIVE_CURRENT = (
+    "INSERT INTO history (crawl, key, url, {}) SELECT ?, u.key, u.url, {}"
+    " FROM pages p JOIN urls u ON u.id = p.id".format(
+        ", ".join(PAGE_COLUMNS), ", ".join("p." + name for name in PAGE_COLUMNS)
+    )
+)
+
+
+def crawl_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every crawl the file keeps, oldest first, as dicts of the ``crawls`` columns."""
+    cursor = conn.execute(
+        "SELECT id, started, finished, status, seconds, max_pages FROM crawls ORDER BY id"
+    )
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, values, strict=True)) for values in cursor]
+
+
+def start_crawl(conn: sqlite3.Connection, keep: int | None) -> int:
+    """In one transaction: the current crawl's pages go to ``history``, ``urls`` and ``pages``
+    are emptied, and a new crawl begins; with ``keep``, only the last ``keep`` crawls (the new
+    one included) stay. Returns the new crawl's id."""
+    current = conn.execute("SELECT max(id) FROM crawls").fetchone()[0]
+    conn.execute("BEGIN")
+    conn.execute(ARCHIVE_CURRENT, (current,))
+    conn.execute("DELETE FROM pages")
+    conn.execute("DELETE FROM urls")
+    new = conn.execute(
+        "INSERT INTO crawls (id, started, status) VALUES (?, ?, 'running') RETURNING id",
+        (current + 1, now()),
+    ).fetchone()[0]
+    if keep is not None:
+        conn.execute("DELETE FROM history WHERE crawl <= ?", (new - keep,))
+        conn.execute("DELETE FROM crawls WHERE id <= ?", (new - keep,))
+    conn.execute("COMMIT")
+    return int(new)
+
+
+def by_key(conn: sqlite3.Connection, crawl: int | None) -> Iterator[tuple[str, Page]]:
+    """``(url key, page)`` of crawl ``crawl`` (None: the current one) in key order, read as
+    the rows come. Pages a file kept from before schema 3 get the ``error_kind`` their message
+    implies."""
+    legacy = int(read_meta(conn).get("upgraded_from", SCHEMA_VERSION)) < 3
+    if crawl is None:
+        cursor = conn.execute(SELECT_CURRENT_BY_KEY)
+    else:
+        cursor = conn.execute(SELECT_HISTORY_BY_KEY, (crawl,))
+    names = [column[0] for column in cursor.description]
+    for values in cursor:
+        record = dict(zip(names, values, strict=True))
+        page = decode(record)
+        if legacy and page.error is not None and page.error_kind is None:
+            page.error_kind, page.location = legacy_error(page.error)
+        yield record["key"], page
