@@ -83,7 +83,7 @@ def test_list_state_is_named_from_the_list_and_resumes(
     assert state.name.startswith("127.0.0.1_") and "-list-" in state.name
     assert main(["crawl", "--list", str(listing), "-c", "1"]) == 0
     err = capsys.readouterr().err
-    assert f"state: {state.name} (resuming: 3 pages done" in err
+    assert f"state: {state.name} (resuming crawl 1: 3 pages done" in err
     assert page_requests(site) == ["/p/9", "/p/3", "/", "/p/41", "/p/12?x=1", "/p/7"]
     out = tmp_path / "all.jsonl"
     assert main(["export", state.name, "-o", str(out), "-q"]) == 0

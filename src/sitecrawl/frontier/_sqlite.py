@@ -1,6 +1,6 @@
 """SQLite frontier and page store: one file holds a crawl's whole state, so it survives a crash.
 
-Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 3)::
+Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 4)::
 
     meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version,
                                                           crawl_seconds (all runs together),
@@ -25,6 +25,18 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
                 kind)                                     pages.links through json_each(); kind
                                                           a, img, link, script or iframe
     VIEW images (page, position, src, alt)                the links of kind img (text: the alt)
+    crawls (id INTEGER PRIMARY KEY, started, finished,    the crawls the file keeps; the last
+            status, seconds, max_pages)                   is current (in urls and pages);
+                                                          status running, finished or cut
+                                                          (ended at max_pages pages)
+    history (crawl, key, url, <the pages columns>)        earlier crawls' pages,
+           UNIQUE INDEX history_key (crawl, key)          moved there when a crawl begins
+
+A file holds a history of crawls of its site (:mod:`._sqlite_history`). Opened for a crawl
+(``base_url`` given) after a finished one, a new crawl begins: in one transaction the current
+pages move to ``history``, ``urls`` and ``pages`` are emptied (``keep``: only the last crawls
+stay); after an interrupted one, the crawl resumes. :meth:`SqliteFrontier.finish` marks the
+end of a crawl; a crawl cut at ``max_pages`` resumes when a run allows more pages.
 
 A page's links are one JSON array in its row, not one row each: a page is one insert however
 many links it has (not an insert and a B-tree entry per link), and the ``links`` view still
@@ -35,7 +47,8 @@ a URL is done exactly when its page is stored.
 
 An older file is migrated when opened, in one transaction: every page column it lacks is
 added (``ALTER TABLE ADD COLUMN``, NULL for the pages already stored: not measured, rather than
-a made-up 0) and, from schema 1 (before link kinds), the views are recreated; a link array of
+a made-up 0), from schema 1 (before link kinds) the views are recreated, and before schema 4
+the file's crawl becomes crawl 1 (finished when nothing was left to fetch); a link array of
 three items is an ``a`` link. No stored row is rewritten, so the migration is instant whatever
 the file's size. Pages stored before schema 3 have no ``error_kind``: it is derived on reading
 from their ``error`` message, which only one kind of failure could write. A newer schema is
