@@ -78,6 +78,9 @@ class Politeness:
     max_crawl_delay: float = 30.0
     sitemaps: bool = True
     follow_nofollow: bool = False
+    #: In a later crawl of a state file, ask with the previous crawl's ``ETag`` /
+    #: ``Last-Modified`` (``If-None-Match`` / ``If-Modified-Since``); a 304 reuses the record.
+    revalidate: bool = True
     per_host: int = 8
     delay: float = 0.0
     jitter: float = 0.0

@@ -289,7 +289,10 @@ class AsyncCrawler(CourseAPI):
                     self._notify()
 
     async def _crawl_request(self, request: Request) -> Page:
-        page, links = await self._job.run(request)
+        previous = None
+        if self.config.politeness.revalidate:
+            previous = await self.frontier.previous_page(request.key)
+        page, links = await self._job.run(request, previous)
         page.in_sitemap = request.key in self._sitemap_keys
         if request.depth == 0 and page.redirects and page.final_url:
             await self._start_redirected(request.url, page.final_url)

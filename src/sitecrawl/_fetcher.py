@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.cookies import BaseCookie, SimpleCookie
@@ -75,6 +75,8 @@ class Response:
     robots_tag: str | None = None
     ttfb_ms: float = 0.0  # time to response headers: the server's latency, body excluded
     set_cookie: bool = False  # a Set-Cookie header came, and the crawl keeps this host's
+    etag: str | None = None
+    last_modified: str | None = None
 
     @property
     def is_html(self) -> bool:
@@ -226,10 +228,12 @@ class Fetcher:
         read_any: bool = False,
         max_bytes: int | None = None,
         method: str = "GET",
+        extra_headers: Mapping[str, str] | None = None,
     ) -> Response:
         """One GET (or ``method="HEAD"``) of ``url``, no redirect following. The body is read
         (up to ``max_bytes`` decoded bytes, default ``Limits.max_bytes``) when it is HTML, or
-        always with ``read_any``. Raises a :class:`~sitecrawl.FetchError` subclass when no
+        always with ``read_any``. ``extra_headers`` are sent with this request only (a conditional
+        request's). Raises a :class:`~sitecrawl.FetchError` subclass when no
         usable response arrives."""
         if self.session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
@@ -240,6 +244,8 @@ class Fetcher:
             # would otherwise re-quote it (``?x=%2F`` becomes ``?x=/``, another URL).
             target = URL(url, encoded=True)
             extra = self._headers if self._headers and self._trusted(url) else None
+            if extra_headers:
+                extra = {**(extra or {}), **extra_headers}
             proxy_url, proxy_headers = None, None
             if self._proxies.any and (proxy := self._proxies.for_url(target)) is not None:
                 proxy_url, proxy_headers = proxy
@@ -273,6 +279,8 @@ class Fetcher:
                     set_cookie=self._keep_cookies
                     and "Set-Cookie" in headers
                     and self._trusted(url),
+                    etag=headers.get("ETag"),
+                    last_modified=headers.get("Last-Modified"),
                 )
                 if (
                     response.location is None

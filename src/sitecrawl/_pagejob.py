@@ -12,10 +12,12 @@ raised. :class:`PageJob` turns one frontier :class:`Request` into one
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._config import CrawlConfig
@@ -78,6 +80,7 @@ class PoliteClient:
         read_any: bool = False,
         max_bytes: int | None = None,
         method: str = "GET",
+        extra_headers: Mapping[str, str] | None = None,
     ) -> tuple[Response | FetchError, int]:
         """GET (or HEAD) one hop of ``url`` politely; return the response (or the error) and
         the number of attempts made."""
@@ -91,7 +94,11 @@ class PoliteClient:
             retry_after: float | None = None
             try:
                 result = await self._fetcher.get(
-                    url, read_any=read_any, max_bytes=max_bytes, method=method
+                    url,
+                    read_any=read_any,
+                    max_bytes=max_bytes,
+                    method=method,
+                    extra_headers=extra_headers,
                 )
             except FetchError as exc:
                 result = exc
@@ -125,14 +132,20 @@ class PoliteClient:
             await asyncio.sleep(delay)
 
     async def follow(
-        self, trail: RedirectTrail, *, method: str = "GET", check: HopCheck | None = None
+        self,
+        trail: RedirectTrail,
+        *,
+        method: str = "GET",
+        check: HopCheck | None = None,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> Response | FetchError:
         """Request ``trail.current`` politely (:meth:`get`), then each redirect hop its policy
         allows, until an answer that is not a redirect. ``check(url)``, when given, is awaited
         before each hop and stops the chain by raising (robots.txt). Returns the last response
         or the error that ended the chain (the trail's ``hops`` say how far it went and
         ``attempts`` how many tries its last request took); never raises a
-        :class:`FetchError`. Called again on the same trail, it goes on from where it stopped."""
+        :class:`FetchError`. Called again on the same trail, it goes on from where it stopped.
+        ``extra_headers`` go with the first request of the trail only."""
         max_bytes = trail.policy.max_bytes
         while True:
             trail.attempts = 0
@@ -142,7 +155,11 @@ class PoliteClient:
             except FetchError as exc:
                 return exc
             result, trail.attempts = await self.get(
-                trail.current, read_any=max_bytes is not None, max_bytes=max_bytes, method=method
+                trail.current,
+                read_any=max_bytes is not None,
+                max_bytes=max_bytes,
+                method=method,
+                extra_headers=None if trail.hops else extra_headers,
             )
             if isinstance(result, FetchError) or result.location is None:
                 return result
@@ -150,6 +167,19 @@ class PoliteClient:
                 trail.follow(result.status, result.location, set_cookie=result.set_cookie)
             except FetchError as exc:  # a loop, too many hops, out of scope
                 return exc
+
+
+def validators(previous: Page | None) -> dict[str, str]:
+    """The conditional request's headers from an earlier crawl's record of the URL: none
+    unless it answered 200 without error and sent an ``ETag`` or ``Last-Modified``."""
+    if previous is None or previous.status != 200 or previous.error is not None:
+        return {}
+    headers = {}
+    if previous.etag:
+        headers["If-None-Match"] = previous.etag
+    if previous.last_modified:
+        headers["If-Modified-Since"] = previous.last_modified
+    return headers
 
 
 def failed(page: Page, exc: FetchError | ParseError) -> None:
@@ -203,21 +233,27 @@ class PageJob:
         goes to any http(s) URL, as a start URL's does)."""
         return RedirectTrail(url, self._anywhere if anywhere else self._policy)
 
-    async def fetch(self, trail: RedirectTrail) -> Response:
+    async def fetch(
+        self, trail: RedirectTrail, extra_headers: Mapping[str, str] | None = None
+    ) -> Response:
         """Fetch ``trail.current`` as the crawl does: robots.txt first, then a polite GET
         (host slot, retries) of every hop, counted in ``trail.attempts``. Returns the final
         response; raises :class:`FetchError` (:class:`BlockedByRobots` included)."""
-        result = await self._client.follow(trail, check=self.check)
+        result = await self._client.follow(trail, check=self.check, extra_headers=extra_headers)
         if isinstance(result, FetchError):
             raise result
         return result
 
-    async def run(self, request: Request) -> tuple[Page, list[str]]:
+    async def run(self, request: Request, previous: Page | None = None) -> tuple[Page, list[str]]:
+        """The page of ``request`` and the links to follow from it. ``previous``, the record
+        of an earlier crawl, makes the request conditional on its validators: a ``304`` gives
+        that record back, ``revalidated``, with its links."""
         page = Page(url=request.url, depth=request.depth, attempts=0)
         # A start or list URL (depth 0) is fetched wherever it redirects.
         trail = self.trail(request.url, anywhere=request.depth == 0)
+        conditions = validators(previous)
         try:
-            result = await self.fetch(trail)
+            result = await self.fetch(trail, conditions)
         except FetchError as exc:
             page.attempts = trail.attempts
             page.status = exc.status
@@ -228,7 +264,32 @@ class PageJob:
             return page, []
         page.redirects = trail.hops
         page.attempts = trail.attempts
+        if previous is not None and conditions and result.status == 304 and not trail.hops:
+            return self._reuse(previous, page, result)
         return page, await self._fill(page, result)
+
+    def _reuse(self, previous: Page, page: Page, response: Response) -> tuple[Page, list[str]]:
+        """The previous record, revalidated by a ``304``, and the links it followed."""
+        page = replace(
+            previous,
+            url=page.url,
+            depth=page.depth,
+            attempts=page.attempts,
+            response_time_ms=response.elapsed_ms,
+            in_sitemap=False,
+            revalidated=True,
+            etag=response.etag or previous.etag,
+            last_modified=response.last_modified or previous.last_modified,
+        )
+        if page.error is not None or not page.links:
+            return page, list(page.outgoing_links) if page.error is None else []
+        follow_all = self._config.politeness.follow_nofollow
+        links = [
+            target
+            for target, _, rel, kind in page.links
+            if kind == "a" and (follow_all or "nofollow" not in (rel or "").lower().split())
+        ]
+        return page, list(dict.fromkeys(links))
 
     async def _fill(self, page: Page, response: Response) -> list[str]:
         """Copy the response into the page record; return the links to follow."""
@@ -237,6 +298,10 @@ class PageJob:
         page.content_type = response.content_type
         page.response_time_ms = response.elapsed_ms
         page.size_bytes = response.size_bytes
+        page.etag = response.etag
+        page.last_modified = response.last_modified
+        if response.body is not None:
+            page.body_hash = hashlib.blake2b(response.body, digest_size=16).hexdigest()
         status = response.status
         if status >= 400:
             failed(page, HTTPStatusError(f"HTTP {status}", url=page.url, status=status))

@@ -91,6 +91,12 @@ def _add_politeness(crawl: argparse.ArgumentParser) -> None:
         "--follow-nofollow", action="store_true", help='also follow rel="nofollow" links'
     )
     group.add_argument(
+        "--no-revalidate",
+        action="store_true",
+        help="in a later crawl of a state file, fetch every page in full (no If-None-Match"
+        " / If-Modified-Since)",
+    )
+    group.add_argument(
         "--per-host",
         type=count(1),
         default=8,
@@ -307,6 +313,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
                 max_crawl_delay=args.max_crawl_delay,
                 sitemaps=not args.no_sitemaps,
                 follow_nofollow=args.follow_nofollow,
+                revalidate=not args.no_revalidate,
                 per_host=args.per_host,
                 delay=args.delay,
                 jitter=args.jitter,

@@ -69,6 +69,11 @@ class Frontier(ABC):
         URLs left: a durable backend remembers it, so that the next run of the same crawl
         starts a new crawl instead of resuming. Default: nothing."""
 
+    async def previous_page(self, key: str) -> Page | None:
+        """The previous crawl's record of ``key`` (a later crawl's conditional request), or
+        None. Default: none kept."""
+        return None
+
     async def save_options(self, options: dict[str, Any]) -> None:
         """Replace the crawl's stored :attr:`options` (later runs and other workers read
         them). Default: kept in :attr:`options` only."""

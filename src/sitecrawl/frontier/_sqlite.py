@@ -85,7 +85,7 @@ from .._models import Page, Request
 from .._pagecodec import decode, row
 from .._urls import url_key
 from ._base import Frontier, FrontierStats
-from ._sqlite_history import by_key, crawl_rows, start_crawl
+from ._sqlite_history import by_key, crawl_rows, page_in, start_crawl
 from ._sqlite_schema import (
     INSERT_PAGE,
     LEASE_NEXT,
@@ -434,6 +434,14 @@ class SqliteFrontier(Frontier):
                 .fetchone()
             )
         return float(seconds[0]) if seconds and seconds[0] is not None else None
+
+    async def previous_page(self, key: str) -> Page | None:
+        """The previous crawl's page of ``key``, or None (no previous crawl kept, or the URL
+        was not in it)."""
+        if self.previous is None:
+            return None
+        with self._guard():
+            return page_in(self._connection(), self.previous["id"], key)
 
     def crawls(self) -> list[dict[str, Any]]:
         """The crawls the file keeps, oldest first: ``id``, ``started``, ``finished`` (ISO

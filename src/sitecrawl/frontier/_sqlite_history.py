@@ -59,6 +59,18 @@ def start_crawl(conn: sqlite3.Connection, keep: int | None) -> int:
     return int(new)
 
 
+def page_in(conn: sqlite3.Connection, crawl: int, key: str) -> Page | None:
+    """The page of ``key`` in kept crawl ``crawl``, or None."""
+    cursor = conn.execute(
+        SELECT_HISTORY_BY_KEY.replace("ORDER BY key", "AND key = ?"), (crawl, key)
+    )
+    values = cursor.fetchone()
+    if values is None:
+        return None
+    names = [column[0] for column in cursor.description]
+    return decode(dict(zip(names, values, strict=True)))
+
+
 def by_key(conn: sqlite3.Connection, crawl: int | None) -> Iterator[tuple[str, Page]]:
     """``(url key, page)`` of crawl ``crawl`` (None: the current one) in key order, read as
     the rows come. Pages a file kept from before schema 3 get the ``error_kind`` their message
