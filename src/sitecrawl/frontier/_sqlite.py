@@ -85,7 +85,14 @@ from .._models import Page, Request
 from .._pagecodec import decode, row
 from .._urls import url_key
 from ._base import Frontier, FrontierStats
-from ._sqlite_history import by_key, crawl_rows, page_in, start_crawl
+from ._sqlite_history import (
+    by_key,
+    crawl_rows,
+    diff_rows,
+    page_in,
+    referrers,
+    start_crawl,
+)
 from ._sqlite_schema import (
     INSERT_PAGE,
     LEASE_NEXT,
@@ -442,6 +449,18 @@ class SqliteFrontier(Frontier):
             return None
         with self._guard():
             return page_in(self._connection(), self.previous["id"], key)
+
+    def diff_rows(self, crawl: int, columns: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
+        """``(key, url, *columns)`` of crawl ``crawl``'s pages in key order (a diff's side)."""
+        with self._guard():
+            current = None if crawl == self.crawl else crawl
+            yield from diff_rows(self._connection(), current, columns)
+
+    def referrers(self, crawl: int, targets: list[str], most: int = 20) -> dict[str, list[str]]:
+        """The pages of crawl ``crawl`` linking to each of ``targets`` (at most ``most``)."""
+        with self._guard():
+            current = None if crawl == self.crawl else crawl
+            return referrers(self._connection(), current, targets, most)
 
     def crawls(self) -> list[dict[str, Any]]:
         """The crawls the file keeps, oldest first: ``id``, ``started``, ``finished`` (ISO

@@ -87,3 +87,49 @@ def by_key(conn: sqlite3.Connection, crawl: int | None) -> Iterator[tuple[str, P
         if legacy and page.error is not None and page.error_kind is None:
             page.error_kind, page.location = legacy_error(page.error)
         yield record["key"], page
+
+
+def diff_rows(
+    conn: sqlite3.Connection, crawl: int | None, columns: tuple[str, ...]
+) -> Iterator[tuple[Any, ...]]:
+    """``(key, url, *columns)`` of every page of crawl ``crawl`` (None: the current one) in
+    key order, ``redirects`` as its number of hops: what a diff reads, without the links."""
+    picked = ", ".join(
+        f"json_array_length({{0}}{name})" if name == "redirects" else f"{{0}}{name}"
+        for name in columns
+    )
+    if crawl is None:
+        sql = f"SELECT u.key, u.url, {picked.format('p.')} FROM urls u JOIN pages p"
+        yield from conn.execute(sql + " ON p.id = u.id ORDER BY u.key")
+    else:
+        sql = f"SELECT key, url, {picked.format('')} FROM history WHERE crawl = ? ORDER BY key"
+        yield from conn.execute(sql, (crawl,))
+
+
+def referrers(
+    conn: sqlite3.Connection, crawl: int | None, targets: list[str], most: int
+) -> dict[str, list[str]]:
+    """For each URL of ``targets``, the pages of crawl ``crawl`` (None: the current one)
+    linking to it (at most ``most`` each), through the ``links`` JSON arrays."""
+    found: dict[str, list[str]] = {}
+    target = "json_extract(j.value, '$[0]')"
+    for start in range(0, len(targets), 500):
+        chunk = targets[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        if crawl is None:
+            sql = (
+                f"SELECT DISTINCT u.url, {target} FROM urls u JOIN pages p ON p.id = u.id,"
+                f" json_each(p.links) j WHERE {target} IN ({marks}) ORDER BY u.id"
+            )
+            params: tuple[Any, ...] = tuple(chunk)
+        else:
+            sql = (
+                f"SELECT DISTINCT h.url, {target} FROM history h, json_each(h.links) j"
+                f" WHERE h.crawl = ? AND {target} IN ({marks}) ORDER BY h.rowid"
+            )
+            params = (crawl, *chunk)
+        for source, linked in conn.execute(sql, params):
+            pages = found.setdefault(linked, [])
+            if len(pages) < most:
+                pages.append(source)
+    return found

@@ -1,0 +1,211 @@
+"""``sitecrawl diff STATE`` (the last two crawls of a state file), ``diff OLD NEW`` (the
+current crawls of two files), ``--from N --to M``: what changed, most severe first; ``-o``
+writes one row per change; ``--fail-on KINDS`` makes the exit code 1 when such changes exist,
+``--junit FILE`` says which as JUnit XML."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from ._common import EXIT_OK, UsageError, run_async
+
+if TYPE_CHECKING:
+    from .._diff import Change
+    from ..frontier import SqliteFrontier
+
+EXIT_CHANGED = 1
+
+
+def add_command(commands: Any) -> None:
+    diff = commands.add_parser("diff", help="what changed between two crawls")
+    diff.add_argument("states", nargs="+", metavar="STATE", help="a state file, or OLD NEW")
+    diff.add_argument("--from", dest="old", type=int, metavar="N", help="the older crawl's number")
+    diff.add_argument("--to", dest="new", type=int, metavar="M", help="the newer crawl's number")
+    diff.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="write one row per change (url, kind, field, old, new, severity) to FILE"
+        " (.csv, .jsonl, .json; - for JSONL on stdout); repeatable",
+    )
+    diff.add_argument(
+        "--fail-on",
+        metavar="KINDS",
+        default=None,
+        help="exit 1 when changes of these kinds exist (comma-separated, or 'any', 'none';"
+        " default: new-broken,status)",
+    )
+    diff.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    diff.add_argument("-q", "--quiet", action="store_true", help="no listing, no summary")
+    diff.set_defaults(handler=_execute)
+
+
+def fail_kinds(text: str | None) -> frozenset[str]:
+    from .._diff import DEFAULT_FAIL_ON, KINDS
+
+    if text is None:
+        return frozenset(DEFAULT_FAIL_ON)
+    if text.strip() == "any":
+        return frozenset(KINDS)
+    if text.strip() == "none":
+        return frozenset()
+    kinds = frozenset(kind.strip() for kind in text.split(",") if kind.strip())
+    unknown = sorted(kinds - set(KINDS))
+    if unknown:
+        raise UsageError(f"--fail-on: unknown kind {unknown[0]!r} (kinds: {', '.join(KINDS)})")
+    return kinds
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from ..sinks._formats import check_outputs
+
+    if len(args.states) > 2:
+        raise UsageError("diff takes one state file, or two (OLD NEW)")
+    if len(args.states) == 2 and (args.old is not None or args.new is not None):
+        raise UsageError("--from and --to pick crawls of one state file")
+    failing = fail_kinds(args.fail_on)
+    check_outputs(args.output)
+    changes, described = run_async(_diff(args))
+    code = _write(changes, args, described)
+    failed = [change for change in changes if change.kind in failing]
+    if args.junit:
+        _junit(args.junit, changes, failing)
+    return EXIT_CHANGED if failed else code
+
+
+async def _diff(args: argparse.Namespace) -> tuple[list[Change], str]:
+    from ..frontier import SqliteFrontier
+
+    async with SqliteFrontier(args.states[0], create=False) as first:
+        if len(args.states) == 2:
+            async with SqliteFrontier(args.states[1], create=False) as second:
+                return compare(first, first.crawl, second, second.crawl), (
+                    f"{args.states[0]} (crawl {first.crawl}) -> {args.states[1]}"
+                    f" (crawl {second.crawl})"
+                )
+        numbers = [crawl["id"] for crawl in first.crawls()]
+        new = numbers[-1] if args.new is None else args.new
+        if args.old is not None:
+            old = args.old
+        elif new in numbers and numbers.index(new) > 0:
+            old = numbers[numbers.index(new) - 1]
+        else:
+            raise UsageError(f"{args.states[0]} holds no crawl before crawl {new}")
+        for number in (old, new):
+            if number not in numbers:
+                kept = ", ".join(map(str, numbers))
+                raise UsageError(f"{args.states[0]} holds no crawl {number} (kept: {kept})")
+        return compare(first, old, first, new), f"crawl {old} -> crawl {new}"
+
+
+def compare(
+    old: SqliteFrontier, old_crawl: int, new: SqliteFrontier, new_crawl: int
+) -> list[Change]:
+    """The changes from one crawl to another, most severe first; new broken links with the
+    pages of the newer crawl linking to them."""
+    from .._diff import COLUMNS, Change, merge, ordered
+
+    changes = list(merge(old.diff_rows(old_crawl, COLUMNS), new.diff_rows(new_crawl, COLUMNS)))
+    broken = [change.url for change in changes if change.kind == "new-broken"]
+    if broken:
+        linking = new.referrers(new_crawl, broken)
+        changes = [
+            Change(c.url, c.kind, "linked_from", c.new, linking.get(c.url, []))
+            if c.kind == "new-broken"
+            else c
+            for c in changes
+        ]
+    return ordered(changes)
+
+
+def _write(changes: list[Change], args: argparse.Namespace, described: str) -> int:
+    from .._tables import TableSpec
+    from .._terminal import printable
+    from ..sinks._formats import open_writer
+
+    table = TableSpec(
+        "diff",
+        (
+            ("url", "str"),
+            ("kind", "str"),
+            ("field", "str"),
+            ("old", "json"),
+            ("new", "json"),
+            ("severity", "str"),
+        ),
+    )
+    with ExitStack() as stack:
+        writers = []
+        for path in args.output:
+            try:
+                writer = open_writer(path, table)
+            except OSError as exc:
+                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+            stack.callback(writer.discard)
+            writers.append(writer)
+        for change in changes:
+            row = change.to_dict()
+            for writer in writers:
+                writer.write(row)
+        for writer in writers:
+            writer.close()
+        stack.pop_all()
+    if not args.quiet:
+        counts = Counter(change.kind for change in changes)
+        summary = ", ".join(f"{kind}: {n:,}" for kind, n in counts.items()) or "no changes"
+        print(f"{described}: {summary}", file=sys.stderr)
+        if "-" not in args.output:
+            for line in _lines(changes):
+                print(printable(line))
+    return EXIT_OK
+
+
+def _lines(changes: list[Change]) -> Iterator[str]:
+    for change in changes:
+        head = f"{change.severity:7} {change.kind:16} {change.url}"
+        if change.kind == "added":
+            yield f"{head} ({change.new})"
+        elif change.kind == "removed":
+            yield head
+        elif change.kind == "new-broken":
+            yield f"{head} ({change.old}), linked from: " + " ".join(change.new)
+        else:
+            yield f"{head}: {change.old!r} -> {change.new!r}"
+
+
+def _junit(path: str, changes: list[Change], failing: frozenset[str]) -> None:
+    from xml.etree import ElementTree as ET
+
+    from ..sinks._atomic import open_replacing
+
+    failures = [change for change in changes if change.kind in failing]
+    suite = ET.Element(
+        "testsuite",
+        name="sitecrawl diff",
+        tests=str(len(changes) or 1),
+        failures=str(len(failures)),
+    )
+    if not changes:
+        ET.SubElement(suite, "testcase", classname="diff", name="no changes")
+    for change in changes:
+        case = ET.SubElement(suite, "testcase", classname=change.kind, name=change.url)
+        if change.kind in failing:
+            failure = ET.SubElement(
+                case, "failure", type=change.kind, message=f"{change.old!r} -> {change.new!r}"
+            )
+            failure.text = (
+                f"{change.url}: {change.kind} {change.field}: {change.old!r} -> {change.new!r}"
+            )
+    document = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+    try:
+        with open_replacing(path, "wb") as out:
+            out.write(document)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
