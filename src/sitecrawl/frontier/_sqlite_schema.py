@@ -45,7 +45,9 @@ CREATE TABLE history (
 {}
 );
 CREATE UNIQUE INDEX history_key ON history (crawl, key);
-""".format(",\n".join(f"    {name} {_sql_type(name)}" for name in PAGE_COLUMNS))
+""".format(  # an archive: a column may be NULL (added to pages after their rows were)
+    ",\n".join(f"    {name} {_sql_type(name).removesuffix(' NOT NULL')}" for name in PAGE_COLUMNS)
+)
 SCHEMA = (
     """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
