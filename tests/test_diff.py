@@ -79,8 +79,14 @@ def test_diff_reports_exactly_the_planted_changes(
     crawl = ["crawl", server.url, "--state", state, "-q"]
     assert main(crawl) == 0
     site.changed = True
-    assert main(crawl) == 0
-    capsys.readouterr()
+    assert main([*crawl, "--diff"]) == 0  # the same command; --diff prints the changes
+    printed = capsys.readouterr()
+    assert "crawl 1 -> crawl 2: new-broken: 1" in printed.err
+    assert printed.out.splitlines()[0].split()[:3] == [
+        "error",
+        "new-broken",
+        server.url + "/missing",
+    ]
     out = tmp_path / "diff.jsonl"
     junit = tmp_path / "diff.xml"
     assert (

@@ -72,6 +72,11 @@ def add_command(commands: Any) -> None:
         " finished crawl starts the next one",
     )
     crawl.add_argument(
+        "--diff",
+        action="store_true",
+        help="at the end, print what changed since the previous crawl of the state file",
+    )
+    crawl.add_argument(
         "--report", metavar="FILE", help="at the end, write the crawl's HTML report to FILE"
     )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
@@ -83,8 +88,8 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    if args.no_state and (args.state or args.fresh or args.keep is not None):
-        raise UsageError("--no-state cannot be combined with --state, --fresh or --keep")
+    if args.no_state and (args.state or args.fresh or args.keep is not None or args.diff):
+        raise UsageError("--no-state cannot be combined with --state, --fresh, --keep or --diff")
     if args.keep is not None and args.keep < 1:
         raise UsageError(f"--keep: at least 1 crawl, not {args.keep}")
     source = take_starts(args)
@@ -140,6 +145,10 @@ def _execute(args: argparse.Namespace) -> int:
             write_report(records, args.report)
         if not args.quiet:
             print(f"report: {args.report}", file=sys.stderr)
+    if args.diff and state is not None and state.previous is not None:
+        from ._diff import print_changes
+
+        print_changes(state.path, state.previous["id"], state.crawl)
     return code
 
 

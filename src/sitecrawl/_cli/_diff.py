@@ -167,6 +167,16 @@ def _write(changes: list[Change], args: argparse.Namespace, described: str) -> i
     return EXIT_OK
 
 
+def print_changes(path: str, old: int, new: int) -> None:
+    """Print what changed from crawl ``old`` to crawl ``new`` of state file ``path`` (the
+    summary on stderr, one line per change on stdout): ``crawl --diff``."""
+    args = argparse.Namespace(
+        states=[path], old=old, new=new, output=[], quiet=False, fail_on=None, junit=None
+    )
+    changes, described = run_async(_diff(args))
+    _write(changes, args, described)
+
+
 def _lines(changes: list[Change]) -> Iterator[str]:
     for change in changes:
         head = f"{change.severity:7} {change.kind:16} {change.url}"
