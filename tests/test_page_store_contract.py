@@ -53,6 +53,10 @@ FULL = Page(
     h2=["One", "Two"],
     lang="fr",
     hreflang=[("de", B + "/de/")],
+    etag='"v1"',
+    last_modified="Tue, 01 Dec 2026 10:00:00 GMT",
+    body_hash="0" * 32,
+    revalidated=True,
     extracted={"price": 9.5, "n": 3, "on": True, "none": None, "tags": ["a", "é"], "ld": {"a": 1}},
     links=[
         (B + "/a", "to a", None, "a"),

@@ -71,9 +71,6 @@ class Page:
     h2: list[str] = field(default_factory=list)
     lang: str | None = None
     hreflang: list[tuple[str, str]] = field(default_factory=list)
-    #: The custom extraction rules' values, rule name -> value (``--extract``; see
-    #: :mod:`._extraction`); empty without rules, or for a page that was not HTML.
-    extracted: dict[str, Any] = field(default_factory=dict)
     #: The response's ``ETag`` and ``Last-Modified`` (the next crawl's conditional request),
     #: and a hash of the body read (BLAKE2b, 128 bits, hex): an unchanged body has the same.
     etag: str | None = None
@@ -82,6 +79,9 @@ class Page:
     #: True when the server answered ``304 Not Modified`` to the conditional request of a
     #: later crawl: the record is the previous crawl's.
     revalidated: bool = False
+    #: The custom extraction rules' values, rule name -> value (``--extract``; see
+    #: :mod:`._extraction`); empty without rules, or for a page that was not HTML.
+    extracted: dict[str, Any] = field(default_factory=dict)
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.
