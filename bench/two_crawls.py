@@ -25,7 +25,6 @@ from sitecrawl.frontier import SqliteFrontier
 
 
 async def crawl(path: Path, pages: int, links: int, changed: bool) -> None:
-    rng = random.Random(1)
     numbers = [
         i for i in range(pages + (pages // 50 if changed else 0)) if not (changed and i % 50 == 1)
     ]
@@ -43,7 +42,7 @@ async def crawl(path: Path, pages: int, links: int, changed: bool) -> None:
                 request = await store.next()
                 assert request is not None
                 i = 0 if request.url == BASE else int(request.url.rsplit("/", 1)[1])
-                page = _page(i, pages, links, rng)
+                page = _page(i, pages, links, random.Random(i))  # the same page each crawl
                 if changed and i % 20 == 0:
                     page.title = f"Changed {i}"
                 await store.mark_done(request, page)
