@@ -77,7 +77,6 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 from .._exceptions import StateError
@@ -85,14 +84,7 @@ from .._models import Page, Request
 from .._pagecodec import decode, row
 from .._urls import url_key
 from ._base import Frontier, FrontierStats
-from ._sqlite_history import (
-    by_key,
-    crawl_rows,
-    diff_rows,
-    page_in,
-    referrers,
-    start_crawl,
-)
+from ._sqlite_history import CrawlHistory, crawl_rows, start_crawl
 from ._sqlite_schema import (
     INSERT_PAGE,
     LEASE_NEXT,
@@ -116,7 +108,7 @@ _CHECKPOINT_PAGES = 10_000
 _KNOWN_KEYS = 100_000  # bound of the in-memory "already in urls" memo
 
 
-class SqliteFrontier(Frontier):
+class SqliteFrontier(CrawlHistory, Frontier):
     """A durable frontier and page store in one SQLite file at ``path``.
 
     ``base_url`` binds a new file to a crawl and is checked against an existing one (another
@@ -441,57 +433,6 @@ class SqliteFrontier(Frontier):
                 .fetchone()
             )
         return float(seconds[0]) if seconds and seconds[0] is not None else None
-
-    async def previous_page(self, key: str) -> Page | None:
-        """The previous crawl's page of ``key``, or None (no previous crawl kept, or the URL
-        was not in it)."""
-        if self.previous is None:
-            return None
-        with self._guard():
-            return page_in(self._connection(), self.previous["id"], key)
-
-    def diff_rows(self, crawl: int, columns: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
-        """``(key, url, *columns)`` of crawl ``crawl``'s pages in key order (a diff's side)."""
-        with self._guard():
-            current = None if crawl == self.crawl else crawl
-            yield from diff_rows(self._connection(), current, columns)
-
-    def referrers(self, crawl: int, targets: list[str], most: int = 20) -> dict[str, list[str]]:
-        """The pages of crawl ``crawl`` linking to each of ``targets`` (at most ``most``)."""
-        with self._guard():
-            current = None if crawl == self.crawl else crawl
-            return referrers(self._connection(), current, targets, most)
-
-    def crawls(self) -> list[dict[str, Any]]:
-        """The crawls the file keeps, oldest first: ``id``, ``started``, ``finished`` (ISO
-        8601, None until finished), ``status`` (``running`` or ``finished``), ``seconds``."""
-        with self._guard():
-            return crawl_rows(self._connection())
-
-    async def finish(self, cut_at: int | None = None) -> None:
-        """The current crawl ran to its end, or to ``cut_at`` pages (``max_pages``) with URLs
-        left: the next crawl opening the file starts a new one (a cut crawl resumes when the
-        run opening it allows more pages, or any number)."""
-        conn = self._connection()
-        with self._guard():
-            self._begin(conn)
-            conn.execute(
-                "UPDATE crawls SET status = ?, finished = ?, max_pages = ? WHERE id = ?",
-                (
-                    "finished" if cut_at is None else "cut",
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                    cut_at,
-                    self.crawl,
-                ),
-            )
-            self._tick(conn, force=True)
-
-    def pages_by_key(self, crawl: int | None = None) -> Iterator[tuple[str, Page]]:
-        """``(url key, page)`` of every page of crawl ``crawl`` (default: the current one) in
-        key order, read as the rows come (a merge of two crawls holds two pages at a time)."""
-        with self._guard():
-            current = crawl is None or crawl == self.crawl
-            yield from by_key(self._connection(), None if current else crawl)
 
     async def save_options(self, options: dict[str, Any]) -> None:
         self.options = options

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from typing import Any
 
 from .._models import Page
@@ -133,3 +135,72 @@ def referrers(
             if len(pages) < most:
                 pages.append(source)
     return found
+
+
+class CrawlHistory:
+    """:class:`~sitecrawl.frontier.SqliteFrontier`'s reading of the crawls a file keeps and
+    ending of the current one (the methods past the frontier contract)."""
+
+    crawl: int
+    previous: dict[str, Any] | None
+
+    def _connection(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    def _guard(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _tick(self, conn: sqlite3.Connection, *, force: bool = False) -> None:
+        raise NotImplementedError
+
+    async def previous_page(self, key: str) -> Page | None:
+        """The previous crawl's page of ``key``, or None (no previous crawl kept, or the URL
+        was not in it)."""
+        if self.previous is None:
+            return None
+        with self._guard():
+            return page_in(self._connection(), self.previous["id"], key)
+
+    def diff_rows(self, crawl: int, columns: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
+        """``(key, url, *columns)`` of crawl ``crawl``'s pages in key order (a diff's side)."""
+        with self._guard():
+            current = None if crawl == self.crawl else crawl
+            yield from diff_rows(self._connection(), current, columns)
+
+    def referrers(self, crawl: int, targets: list[str], most: int = 20) -> dict[str, list[str]]:
+        """The pages of crawl ``crawl`` linking to each of ``targets`` (at most ``most``)."""
+        with self._guard():
+            current = None if crawl == self.crawl else crawl
+            return referrers(self._connection(), current, targets, most)
+
+    def crawls(self) -> list[dict[str, Any]]:
+        """The crawls the file keeps, oldest first: ``id``, ``started``, ``finished`` (ISO
+        8601, None until finished), ``status`` (``running`` or ``finished``), ``seconds``."""
+        with self._guard():
+            return crawl_rows(self._connection())
+
+    async def finish(self, cut_at: int | None = None) -> None:
+        """The current crawl ran to its end, or to ``cut_at`` pages (``max_pages``) with URLs
+        left: the next crawl opening the file starts a new one (a cut crawl resumes when the
+        run opening it allows more pages, or any number)."""
+        conn = self._connection()
+        with self._guard():
+            if not conn.in_transaction:
+                conn.execute("BEGIN")
+            conn.execute(
+                "UPDATE crawls SET status = ?, finished = ?, max_pages = ? WHERE id = ?",
+                (
+                    "finished" if cut_at is None else "cut",
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                    cut_at,
+                    self.crawl,
+                ),
+            )
+            self._tick(conn, force=True)
+
+    def pages_by_key(self, crawl: int | None = None) -> Iterator[tuple[str, Page]]:
+        """``(url key, page)`` of every page of crawl ``crawl`` (default: the current one) in
+        key order, read as the rows come (a merge of two crawls holds two pages at a time)."""
+        with self._guard():
+            current = crawl is None or crawl == self.crawl
+            yield from by_key(self._connection(), None if current else crawl)
