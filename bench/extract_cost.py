@@ -32,9 +32,9 @@ def main() -> None:
     ap.add_argument("--rules", choices=("css10", "xpath1", "both"), default="both")
     args = ap.parse_args()
 
-    from sitecrawl._extract import decode_html, parse_html
-    from sitecrawl._extraction import Extraction
     from sitecrawl._urls import JoinCache
+    from sitecrawl.parse._extract import decode_html, parse_html
+    from sitecrawl.parse._extraction import Extraction
 
     files = sorted(args.site.glob("s*/g*/page-*.html"))[: args.pages]
     docs = [

@@ -24,8 +24,8 @@ async def crawl_share(urls: list[str], concurrency: int) -> list[str]:
     """Fetch and parse ``urls`` with ``concurrency`` workers; return JSON lines."""
     import aiohttp
 
-    from sitecrawl._extract import decode_html, parse_html
     from sitecrawl._urls import JoinCache
+    from sitecrawl.parse._extract import decode_html, parse_html
 
     joins = JoinCache()
     queue = list(reversed(urls))

@@ -24,8 +24,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 
 
 def _work(pages: int, site: Path, anchors: bool) -> None:
-    from sitecrawl._extract import decode_html, parse_html
     from sitecrawl._urls import JoinCache
+    from sitecrawl.parse._extract import decode_html, parse_html
 
     files = sorted(site.glob("s*/g*/page-*.html"))[: 100 + pages]
     docs = [

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from sitecrawl import Page
-from sitecrawl._audit import (
+from sitecrawl._pagecodec import from_mapping
+from sitecrawl.audit._findings import (
     Audit,
     BrokenLink,
     DuplicateGroup,
@@ -18,8 +19,7 @@ from sitecrawl._audit import (
     audit,
     page_key,
 )
-from sitecrawl._pagecodec import from_mapping
-from sitecrawl._sitedata import ImageRow, LinkRow, is_html, links_from_pages, succeeded
+from sitecrawl.audit._rows import ImageRow, LinkRow, is_html, links_from_pages, succeeded
 
 S = "https://ex.com"
 

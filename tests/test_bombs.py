@@ -18,16 +18,16 @@ from backports import zstd
 from conftest import ServeFn
 from servers import checkout_env, html
 from sitecrawl import crawl_site_async
-from sitecrawl._markup import BUDGET, markup_cost_py, markup_reason
-from sitecrawl._parsing import Parser
+from sitecrawl.parse._markup import BUDGET, markup_cost_py, markup_reason
+from sitecrawl.parse._pool import Parser
 from speedups import require_speedups
 
 
 def _compiled_cost(body: bytes, budget: int) -> tuple[int, int, int, int]:
     """The compiled scan's answer (the calling test skips when it was not built, and fails
     under ``SITECRAWL_REQUIRE_SPEEDUPS=1``)."""
-    require_speedups("sitecrawl._scan")
-    from sitecrawl._scan import markup_cost
+    require_speedups("sitecrawl.parse._scan")
+    from sitecrawl.parse._scan import markup_cost
 
     return markup_cost(body, budget)
 
@@ -101,7 +101,7 @@ async def test_a_parser_process_past_its_deadline_is_replaced() -> None:
 
 _KILLED_WHILE_WRITING = f"""
 import asyncio
-from sitecrawl._parsing import Parser
+from sitecrawl.parse._pool import Parser
 
 async def main():
     async with Parser(2, deadline=0.2) as parser:

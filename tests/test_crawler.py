@@ -21,9 +21,9 @@ from sitecrawl import (
     crawl_site_async,
     normalize_url,
 )
-from sitecrawl._extract import Extracted
-from sitecrawl._parse_child import LENGTH, job_frame
-from sitecrawl._parsing import _child_env
+from sitecrawl.parse._child import LENGTH, job_frame
+from sitecrawl.parse._extract import Extracted
+from sitecrawl.parse._pool import _child_env
 
 
 def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:
@@ -279,7 +279,7 @@ def _parser_children() -> list[int]:
         with open(f"/proc/{me}/task/{task}/children", encoding="ascii") as children:
             for pid in children.read().split():
                 with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                    if b"sitecrawl._parse_child" in cmdline.read():
+                    if b"sitecrawl.parse._child" in cmdline.read():
                         found.append(int(pid))
     return found
 
@@ -304,7 +304,7 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     """The child's side of the pipe protocol, over real pipes: a ready frame first (until
     then the event loop parses pages itself), then one answer per page, in order."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sitecrawl._parse_child"],
+        [sys.executable, "-m", "sitecrawl.parse._child"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=_child_env(),

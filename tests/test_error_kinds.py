@@ -13,9 +13,9 @@ import pytest
 
 import sitecrawl
 from sitecrawl import Page
-from sitecrawl._checkresult import check_outcome
 from sitecrawl._exceptions import ERROR_KINDS, FetchError, ParseError
 from sitecrawl._fetcher import _map_errors
+from sitecrawl.audit._check import check_outcome
 
 S = "http://site.test"
 

@@ -9,7 +9,7 @@ from sitecrawl import (
     get_images_from_html,
     get_urls_from_html,
 )
-from sitecrawl._extract import _declared_charset, decode_html
+from sitecrawl.parse._extract import _declared_charset, decode_html
 
 BASE = "https://blog.boot.dev"
 
@@ -43,7 +43,7 @@ def test_get_h1_from_html() -> None:
 def test_element_text_separates_words_as_a_browser_does(inner: str, text: str) -> None:
     """Words are separated at <br> and at block edges (innerText), not at inline elements;
     whitespace collapsed; for every element whose text is kept."""
-    from sitecrawl._extract import parse_html
+    from sitecrawl.parse._extract import parse_html
 
     html = (
         f"<title>t</title><body><h1>{inner}</h1><h2>{inner}</h2><h2>x</h2>"
@@ -58,7 +58,7 @@ def test_element_text_separates_words_as_a_browser_does(inner: str, text: str) -
 
 
 def test_element_text_of_a_deep_element_without_recursion() -> None:
-    from sitecrawl._extract import parse_html
+    from sitecrawl.parse._extract import parse_html
 
     deep = "<span>" * 5000 + "a<br>b" + "</span>" * 5000
     data = parse_html(
@@ -162,7 +162,7 @@ def test_charset_order_http_then_meta_then_utf8() -> None:
 
 
 def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
-    from sitecrawl._extract import parse_html
+    from sitecrawl.parse._extract import parse_html
 
     html = (
         '<a href="/a" rel=" nofollow ">A  <b>bold</b>\n text</a>'
@@ -190,7 +190,7 @@ def test_links_keep_anchor_text_rel_and_duplicates_in_one_parse() -> None:
 
 
 def test_every_link_kind_images_with_alt_and_page_fields_in_one_parse() -> None:
-    from sitecrawl._extract import parse_html
+    from sitecrawl.parse._extract import parse_html
 
     html = (
         '<html lang=" fr-CA "><head><base href="/b/">'
@@ -237,7 +237,7 @@ def test_head_fields_first_match_case_insensitive_blank_is_absent() -> None:
     """The head is read in one walk; it must answer as the CSS selectors it replaced:
     names and rels case-insensitive, the first match wins (even when blank), nested
     elements (``<noscript>``) count, a ``<base>`` without ``href`` is skipped."""
-    from sitecrawl._extract import parse_html
+    from sitecrawl.parse._extract import parse_html
 
     html = (
         "<html><head><base target=_top><base href=' /b/ '><base href='/ignored/'>"

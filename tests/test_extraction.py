@@ -1,4 +1,4 @@
-"""Custom extraction rules (:mod:`sitecrawl._extraction`) against references: Parsel (Scrapy's
+"""Custom extraction rules (:mod:`sitecrawl.parse._extraction`) against references: Parsel (Scrapy's
 selector library) for CSS, XPath and regex, JMESPath on independently parsed JSON-LD."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from extraction_site import product_pages
 from sitecrawl import ConfigError
-from sitecrawl._extraction import Extraction, Rule, parse_specs
+from sitecrawl.parse._extraction import Extraction, Rule, parse_specs
 
 RULES = {
     "name": "css:h1.name",

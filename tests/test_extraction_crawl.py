@@ -18,7 +18,7 @@ from conftest import ServeFn
 from extraction_site import product_pages, shop_app
 from sitecrawl import AsyncCrawler, ConfigError, Page, extract_page_data
 from sitecrawl._cli import main
-from sitecrawl._extraction import Extraction
+from sitecrawl.parse._extraction import Extraction
 from test_extraction import RULES, reference
 
 TOML = """\

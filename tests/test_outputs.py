@@ -20,7 +20,6 @@ import pytest
 from conftest import ServeFn
 from servers import ServerThread, checkout_env, site_app
 from sitecrawl._cli import main
-from sitecrawl._tables import LINKS, PAGES
 from sitecrawl.frontier import SqliteFrontier
 from sitecrawl.sinks import (
     CELL_LIMIT,
@@ -31,6 +30,7 @@ from sitecrawl.sinks import (
     open_writer,
     write_rows,
 )
+from sitecrawl.sinks._tables import LINKS, PAGES
 
 PREVIOUS = "page_url,h1\nhttp://previous.example/,kept\n"
 

@@ -13,9 +13,9 @@ import pytest
 
 from frontier_backends import BASE_URL, DURABLE, Backend
 from sitecrawl import Page, Request
-from sitecrawl._tables import IMAGES, LINKS, PAGES, REDIRECTS, store_rows, table_rows
 from sitecrawl._urls import url_key
 from sitecrawl.frontier import Frontier, PageStore
+from sitecrawl.sinks._tables import IMAGES, LINKS, PAGES, REDIRECTS, store_rows, table_rows
 
 B = BASE_URL.rstrip("/")
 

@@ -15,8 +15,8 @@ import pytest
 
 from redis_server import shared_server
 from sitecrawl import Politeness
-from sitecrawl._throttle_redis import RedisSlot, RedisThrottle
 from sitecrawl.frontier import RedisFrontier
+from sitecrawl.throttle._redis import RedisSlot, RedisThrottle
 
 HOST = "site.test"
 

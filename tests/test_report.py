@@ -16,8 +16,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from browser import Events, launch_chromium, open_page
-from sitecrawl._audit import audit
-from sitecrawl._sitedata import ImageRow, LinkRow, PageRow
+from sitecrawl.audit._findings import audit
+from sitecrawl.audit._rows import ImageRow, LinkRow, PageRow
 from sitecrawl.report import ReportData, render_report
 from sitecrawl.report._render import embed_json
 

@@ -6,10 +6,10 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sitecrawl._tables import site_rows
 from sitecrawl.frontier import SqliteFrontier
 from sitecrawl.report import ReportData, render_report
 from sitecrawl.report._build import store_report_data
+from sitecrawl.sinks._tables import site_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from big_state import write

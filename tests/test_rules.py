@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sitecrawl._exceptions import ConfigError
-from sitecrawl._rules import (
+from sitecrawl.control._rules import (
     NOT_INCLUDED,
     OUT_OF_SCOPE,
     CrawlScope,

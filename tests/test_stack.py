@@ -18,9 +18,9 @@ from sitecrawl import (
     TooManyRedirects,
 )
 from sitecrawl._fetcher import FollowPolicy, RedirectTrail, Response
-from sitecrawl._linkcheck import LinkChecker
-from sitecrawl._scope import CrawlScope
 from sitecrawl._stack import FetchStack
+from sitecrawl.audit._linkcheck import LinkChecker
+from sitecrawl.control._scope import CrawlScope
 
 RULES = "User-agent: *\nDisallow: /private\n"
 BIG = 100_000

@@ -12,7 +12,7 @@ import pytest
 
 from sitecrawl import Politeness
 from sitecrawl._pagejob import backoff_delay
-from sitecrawl._throttle import HostSlot, Throttle, parse_retry_after
+from sitecrawl.throttle._local import HostSlot, Throttle, parse_retry_after
 
 NOW = 1_700_000_000.0
 

@@ -13,8 +13,8 @@ from conftest import ServeFn
 from servers import html
 from sitecrawl import CrawlConfig, Limits, crawl_site_async
 from sitecrawl._cli import main
-from sitecrawl._links import PATTERN_DEPTH_SPAN, TrapGuard
 from sitecrawl._urls import url_key
+from sitecrawl.control._links import PATTERN_DEPTH_SPAN, TrapGuard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from gen_site import page_path

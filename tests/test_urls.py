@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from sitecrawl import InvalidURL, normalize_url
-from sitecrawl._rules import CrawlScope, LinkRules, Rules
 from sitecrawl._urls import (
     JoinCache,
     _join_plain,
@@ -19,6 +18,7 @@ from sitecrawl._urls import (
     parse_base_url,
     url_key,
 )
+from sitecrawl.control._rules import CrawlScope, LinkRules, Rules
 from speedups import require_speedups
 
 DATA = Path(__file__).parent / "data"
@@ -138,12 +138,12 @@ JoinPlain = Callable[[str, str, str], "str | None"]
 def compiled_join_plain() -> JoinPlain:
     """The C twin of ``_join_plain`` (the test skips when it was not built)."""
     require_speedups()
-    from sitecrawl._speedups import join_plain
+    from sitecrawl.parse._speedups import join_plain
 
     return join_plain
 
 
-# The string path exists twice, in Python and in C (sitecrawl._speedups): every test of it
+# The string path exists twice, in Python and in C (sitecrawl.parse._speedups): every test of it
 # runs on both.
 @pytest.fixture(params=["python", "compiled"])
 def join_plain(request: pytest.FixtureRequest) -> JoinPlain:
@@ -387,7 +387,7 @@ def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
 
 
 def test_trap_guard_bounds_length_and_query_variants() -> None:
-    from sitecrawl._links import TrapGuard
+    from sitecrawl.control._links import TrapGuard
 
     guard = TrapGuard(max_url_length=40, max_query_variants=2)
     ok = "https://x.test/cal"
@@ -403,7 +403,7 @@ def test_trap_guard_bounds_length_and_query_variants() -> None:
 
 
 def test_link_targets_memo_is_exact_for_scope_and_traps() -> None:
-    from sitecrawl._links import LinkTargets, TrapGuard
+    from sitecrawl.control._links import LinkTargets, TrapGuard
 
     scope = LinkRules(CrawlScope([parse_base_url("http://a.com/")], "site"), Rules())
     targets = LinkTargets(scope, TrapGuard(max_url_length=40, max_query_variants=2), 3)

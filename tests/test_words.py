@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sitecrawl import _words
+from sitecrawl.parse import _words
 from speedups import require_speedups
 
 #: Every character ``str.split()`` splits on (29 of them).
@@ -43,7 +43,7 @@ def _texts() -> list[str]:
 
 def _compiled() -> Callable[[str], int]:
     require_speedups()
-    from sitecrawl._speedups import count_words
+    from sitecrawl.parse._speedups import count_words
 
     return count_words
 

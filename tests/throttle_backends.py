@@ -17,9 +17,9 @@ from typing import Protocol
 
 from redis_server import shared_server
 from sitecrawl import Politeness
-from sitecrawl._throttle import HostSlot, Slot, Throttle
-from sitecrawl._throttle_redis import RedisSlot, RedisThrottle
 from sitecrawl.frontier import RedisFrontier
+from sitecrawl.throttle._local import HostSlot, Slot, Throttle
+from sitecrawl.throttle._redis import RedisSlot, RedisThrottle
 
 HOST = "site.test:80"
 

@@ -41,17 +41,17 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._exceptions import SitecrawlError as SitecrawlError
     from ._exceptions import StateError as StateError
     from ._exceptions import TooManyRedirects as TooManyRedirects
-    from ._extract import extract_page_data as extract_page_data
-    from ._extract import get_first_paragraph_from_html as get_first_paragraph_from_html
-    from ._extract import get_h1_from_html as get_h1_from_html
-    from ._extract import get_images_from_html as get_images_from_html
-    from ._extract import get_urls_from_html as get_urls_from_html
     from ._models import CrawlStats as CrawlStats
     from ._models import Page as Page
     from ._models import Request as Request
-    from ._rules import Rules as Rules
     from ._terminal import printable as printable
     from ._urls import normalize_url as normalize_url
+    from .control._rules import Rules as Rules
+    from .parse._extract import extract_page_data as extract_page_data
+    from .parse._extract import get_first_paragraph_from_html as get_first_paragraph_from_html
+    from .parse._extract import get_h1_from_html as get_h1_from_html
+    from .parse._extract import get_images_from_html as get_images_from_html
+    from .parse._extract import get_urls_from_html as get_urls_from_html
 
 #: Public name -> the private module it lives in, imported on first use (``__getattr__``).
 _LAZY = {
@@ -60,7 +60,7 @@ _LAZY = {
         "._config": ("CrawlConfig", "Limits", "Politeness", "Requests", "Timeouts"),
         "._course": ("crawl_site_async",),
         "._crawler": ("AsyncCrawler",),
-        "._rules": ("Rules",),
+        ".control._rules": ("Rules",),
         "._exceptions": (
             "BlockedByRobots",
             "BodyTooLarge",
@@ -81,7 +81,7 @@ _LAZY = {
             "StateError",
             "TooManyRedirects",
         ),
-        "._extract": (
+        ".parse._extract": (
             "extract_page_data",
             "get_first_paragraph_from_html",
             "get_h1_from_html",

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._exceptions import ConfigError
-from ._rules import Rules, ScopeKind, default_scope
 from ._version import __version__
+from .control._rules import Rules, ScopeKind, default_scope
 
 if TYPE_CHECKING:
-    from ._extraction import Rule
+    from .parse._extraction import Rule
 
 DEFAULT_USER_AGENT = f"sitecrawl/{__version__}"
 

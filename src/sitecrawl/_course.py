@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Requests, Timeouts
 from ._exceptions import ConfigError, HTTPStatusError, NotHTMLError
-from ._extract import decode_html
 from ._models import Page, Request
 from ._pagejob import PageJob
-from ._scope import CrawlScope
 from ._urls import parse_base_url, url_key
+from .control._scope import CrawlScope
 from .frontier import Frontier
+from .parse._extract import decode_html
 
 if TYPE_CHECKING:
     from ._crawler import PageHook
-    from ._throttle import Throttle
+    from .throttle._local import Throttle
 
 #: AsyncCrawler's keywords that build a :class:`CrawlConfig`, and their defaults. With
 #: ``config=``, each must keep its default: the config says it.
@@ -49,7 +49,7 @@ def _rules_of(extract: Any) -> tuple[Any, ...]:
     """``extract={name: spec}`` as the config's rules (a bad one: :class:`ConfigError`)."""
     if not extract:
         return ()
-    from ._extraction import Extraction
+    from .parse._extraction import Extraction
 
     return Extraction.from_specs(extract).rules
 

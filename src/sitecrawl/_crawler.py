@@ -23,25 +23,25 @@ from typing import Any
 
 import aiohttp
 
-from ._aim import check_credentials, origin_of, rules_to_take, stored_options
 from ._config import CrawlConfig, Requests
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError, FetchError
-from ._extraction import Extraction
 from ._fetcher import FollowPolicy, RedirectTrail
 from ._json import dumps
-from ._links import LinkTargets, TrapGuard
 from ._log import logger
 from ._models import CrawlStats, Page, Request
 from ._pagejob import PageJob
-from ._parsing import Parser
 from ._robots import RobotsRules
-from ._rules import CrawlScope, LinkRules, default_scope
 from ._sitemaps import MAX_SITEMAP_BYTES, discover
 from ._stack import FetchStack
-from ._throttle import Throttle
 from ._urls import parse_base_url, split_host, url_key
+from .control._links import LinkTargets, TrapGuard
+from .control._rules import CrawlScope, LinkRules, default_scope
+from .control._stored import check_credentials, origin_of, rules_to_take, stored_options
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
+from .parse._extraction import Extraction
+from .parse._pool import Parser
+from .throttle._local import Throttle
 
 #: ``on_page`` / ``on_error``: a function, or an ``async def`` (awaited before the worker
 #: goes on: a slow hook slows the crawl instead of piling up pages).

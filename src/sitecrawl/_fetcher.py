@@ -43,9 +43,9 @@ from ._exceptions import (
     RedirectOutOfScope,
     TooManyRedirects,
 )
-from ._scope import CrawlScope
 from ._session import Proxies, basic_auth, load_cookie_file
 from ._urls import join
+from .control._scope import CrawlScope
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})

@@ -33,16 +33,16 @@ from ._exceptions import (
     RedirectOutOfScope,
     RobotsUnreachable,
 )
-from ._extract import Extracted
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
 from ._log import logger
 from ._models import Page, Request
 from ._robots import RobotsCache, page_directives, product_token
-from ._throttle import Throttle, parse_retry_after
 from ._urls import split_host
+from .parse._extract import Extracted
+from .throttle._local import Throttle, parse_retry_after
 
 if TYPE_CHECKING:
-    from ._scope import CrawlScope
+    from .control._scope import CrawlScope
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)

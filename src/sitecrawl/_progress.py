@@ -14,8 +14,8 @@ from ._terminal import printable
 
 if TYPE_CHECKING:
     from ._crawler import AsyncCrawler
-    from ._linkcheck import LinkChecker
     from ._models import CrawlStats
+    from .audit._linkcheck import LinkChecker
 
 
 def summary(stats: CrawlStats) -> str:

@@ -22,9 +22,9 @@ from ._exceptions import FetchError, RedirectOutOfScope, TooManyRedirects
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
 from ._pagejob import PoliteClient
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
-from ._scope import CrawlScope
-from ._throttle import Throttle
 from ._urls import parse_base_url, split_host
+from .control._scope import CrawlScope
+from .throttle._local import Throttle
 
 #: robots.txt: redirects to any http(s) host, at most five; the first 512 KiB of any body.
 ROBOTS_POLICY = FollowPolicy(

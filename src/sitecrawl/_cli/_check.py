@@ -3,7 +3,8 @@
 The crawl is the crawl command's own (same options, politeness and robots.txt). Its state
 lives in memory unless ``--state PATH`` is given: a link check should see the site as it is
 now, not resume an earlier run, and should leave no file behind in CI. After the crawl, the
-link targets it did not fetch are checked once each (:class:`~sitecrawl._linkcheck.LinkChecker`):
+link targets it did not fetch are checked once each
+(:class:`~sitecrawl.audit._linkcheck.LinkChecker`):
 the site's own images, scripts, stylesheets and iframes always, external URLs with
 ``--external``, with progress on stderr.
 
@@ -43,9 +44,9 @@ from ._list import add_start_options, is_url, take_sitemap, take_starts
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
-    from .._linkcheck import TargetStatus
     from .._models import Page
-    from .._rules import CrawlScope
+    from ..audit._linkcheck import TargetStatus
+    from ..control._rules import CrawlScope
     from ..frontier import SqliteFrontier
 
 
@@ -101,7 +102,7 @@ def _execute(args: argparse.Namespace) -> int:
         trial.discard()
     state = None
     if args.state:
-        from .._aim import stored_options
+        from ..control._stored import stored_options
         from ..frontier import SqliteFrontier
 
         state = SqliteFrontier(
@@ -116,7 +117,7 @@ def link_targets(
     """What to check after the crawl: targets it did not fetch, distinct, in link order. The
     site's resources (every kind but ``a``; links too when the crawl ``followed`` none: a
     list); external URLs of any kind with ``external``."""
-    from .._audit import page_key
+    from ..audit._findings import page_key
 
     crawled = {page_key(page.url) for page in pages}
     targets: dict[str, None] = {}
@@ -132,9 +133,9 @@ def link_targets(
 async def _check(
     config: CrawlConfig, base_url: str, state: SqliteFrontier | None, args: argparse.Namespace
 ) -> int:
-    from .._checkresult import TIME_LIMIT, check_outcome, format_text, junit_xml
-    from .._rules import CrawlScope
     from .._urls import parse_base_url
+    from ..audit._check import TIME_LIMIT, check_outcome, format_text, junit_xml
+    from ..control._rules import CrawlScope
     from ..sinks import open_replacing
     from ._crawl import _crawl
     from ._store import CrawlRecords, collector
@@ -192,7 +193,7 @@ def _past(deadline: float | None) -> bool:
 
 def _signalled() -> str:
     """Why the run was cut by a signal, as the summary says it: ``cut by Ctrl-C`` (SIGTERM)."""
-    from .._checkresult import INTERRUPTED
+    from ..audit._check import INTERRUPTED
     from . import _signals
 
     received = _signals.received()
@@ -237,9 +238,9 @@ async def _check_targets(
 ) -> tuple[dict[str, TargetStatus], str | None]:
     """Check the targets until done, the deadline, or Ctrl-C (checks in flight are dropped);
     return what was found and why it stopped early (None: it did not)."""
-    from .._checkresult import TIME_LIMIT
-    from .._linkcheck import LinkChecker
     from .._progress import CheckProgress
+    from ..audit._check import TIME_LIMIT
+    from ..audit._linkcheck import LinkChecker
 
     async with (
         LinkChecker(config, scope) as checker,

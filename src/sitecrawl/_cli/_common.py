@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._crawler import AsyncCrawler
     from .._models import Page
-    from .._rules import Rules
+    from ..control._rules import Rules
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 T = TypeVar("T")
@@ -236,9 +236,10 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
-    """The :class:`~sitecrawl._rules.Rules` of the options; a bad one is a :class:`UsageError`."""
+    """The :class:`~sitecrawl.control._rules.Rules` of the options; a bad one is a
+    :class:`UsageError`."""
     from .._exceptions import ConfigError
-    from .._rules import Rules, parse_strip_params
+    from ..control._rules import Rules, parse_strip_params
 
     try:
         return Rules(

@@ -116,7 +116,7 @@ def _execute(args: argparse.Namespace) -> int:
     with _signals.deferred():  # set-up and putting outputs in place: not stopped half-way
         state = None
         if not args.no_state:
-            from .._aim import stored_options
+            from ..control._stored import stored_options
             from ..frontier import SqliteFrontier
 
             path = args.state or default_state_path(base_url)
@@ -167,7 +167,7 @@ async def _crawl_to_outputs(
     if state is not None:
         await state.open()  # StateError: another site, corrupt, newer schema, locked
     try:
-        from .._extraction import stored_rules
+        from ..parse._extraction import stored_rules
 
         extract = config.extract or stored_rules(state.options if state is not None else None)
         with open_sinks(args.output, extract=extract) as sinks:

@@ -126,9 +126,9 @@ def compare(
 
 
 def _write(changes: list[Change], args: argparse.Namespace, described: str) -> int:
-    from .._tables import TableSpec
     from .._terminal import printable
     from ..sinks._formats import open_writer
+    from ..sinks._tables import TableSpec
 
     table = TableSpec(
         "diff",

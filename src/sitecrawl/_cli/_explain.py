@@ -31,8 +31,8 @@ def explain_lines(start: str, urls: list[str], args: argparse.Namespace) -> list
     """One line per URL: ``follow``/``skip``, the URL as the crawl would queue it, why."""
     from .._config import CrawlConfig
     from .._exceptions import ConfigError
-    from .._rules import CrawlScope, LinkRules
     from .._urls import join, parse_base_url
+    from ..control._rules import CrawlScope, LinkRules
 
     rules = rules_from_args(args)
     try:

@@ -41,13 +41,13 @@ def add_command(commands: Any) -> None:
 def _execute(args: argparse.Namespace) -> int:
     """Any table of a state file or a crawl in Redis (one :class:`PageStore` either way), any
     format, streamed: rows are written as the store's pages are read
-    (:func:`sitecrawl._tables.store_rows`), never the whole crawl in memory. The files appear
+    (:func:`sitecrawl.sinks._tables.store_rows`), never the whole crawl in memory. The files appear
     whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an error) leaves each
     path as it was."""
     from .._exceptions import ConfigError
-    from .._extraction import stored_rules
-    from .._tables import TABLES, pages_table, store_rows
+    from ..parse._extraction import stored_rules
     from ..sinks import write_rows_async
+    from ..sinks._tables import TABLES, pages_table, store_rows
     from ._store import open_store, source_name
 
     check_source(args)

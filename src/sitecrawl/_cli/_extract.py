@@ -23,8 +23,8 @@ from ._common import (
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
-    from .._extraction import Rule
     from .._models import Page
+    from ..parse._extraction import Rule
 
 
 def add_extract_options(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +51,7 @@ def add_extract_options(parser: argparse.ArgumentParser) -> None:
 def extract_from_args(args: argparse.Namespace) -> tuple[Rule, ...]:
     """The custom extraction rules of the options; a bad one is a :class:`UsageError`."""
     from .._exceptions import ConfigError
-    from .._extraction import Extraction, load_rules_file, parse_specs
+    from ..parse._extraction import Extraction, load_rules_file, parse_specs
 
     given = getattr(args, "extract", None) or []
     path = getattr(args, "extract_file", None)

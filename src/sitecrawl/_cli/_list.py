@@ -120,9 +120,9 @@ async def sitemap_urls(config: CrawlConfig, url: str) -> tuple[list[str], list[s
     from .._exceptions import BlockedByRobots, FetchError
     from .._fetcher import FollowPolicy, RedirectTrail
     from .._pagejob import BLOCKED
-    from .._scope import CrawlScope
     from .._sitemaps import MAX_SITEMAP_BYTES, discover
     from .._stack import FetchStack
+    from ..control._scope import CrawlScope
 
     scope = CrawlScope([url], "domain")
     policy = FollowPolicy(

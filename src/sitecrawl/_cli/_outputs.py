@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from ._common import UsageError
 
 if TYPE_CHECKING:
-    from .._extraction import Rule
     from .._models import Page
+    from ..parse._extraction import Rule
     from ..sinks import Sink
 
 

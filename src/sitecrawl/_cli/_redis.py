@@ -99,8 +99,8 @@ def config_from_dict(
     cookies are kept unless the crawl or this worker says ``--no-cookies``),
     ``max_concurrency`` and ``processes`` when given."""
     from .._config import CrawlConfig, Limits, Politeness, Requests, Timeouts
-    from .._extraction import Rule
-    from .._rules import Rules
+    from ..control._rules import Rules
+    from ..parse._extraction import Rule
     from ._requests import require_stored
 
     shape = stored.get("requests") or {}
@@ -211,7 +211,7 @@ async def work(
     from .._exceptions import StateError
     from .._progress import summary
     from .._terminal import printable
-    from .._throttle_redis import RedisThrottle
+    from ..throttle._redis import RedisThrottle
 
     # The page budget lives in Redis (frontier.max_pages), for all workers together.
     limits = dataclasses.replace(config.limits, max_pages=None)
@@ -260,7 +260,7 @@ def same_rules(stored: dict[str, Any], config: CrawlConfig) -> str | None:
     """A crawl joined in Redis obeys the rules it was created with: a note when this command
     gave none (they are taken), a :class:`UsageError` when it gave others (the queue was
     decided by the stored ones)."""
-    from .._rules import Rules
+    from ..control._rules import Rules
 
     rules = Rules.from_dict(stored.get("rules", {}))
     if rules == config.rules:

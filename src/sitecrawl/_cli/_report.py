@@ -55,8 +55,8 @@ async def read_report_data(state: str) -> ReportData:
 def write_report(records: CrawlRecords, path: str, *, export_source: str = "STATE.db") -> None:
     """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``; a table
     cut short names ``sitecrawl export EXPORT_SOURCE`` for the rest."""
-    from .._tables import site_rows
     from ..report import ReportData
+    from ..sinks._tables import site_rows
 
     rows = site_rows(records.pages, records.base_url)
     data = ReportData.build(

@@ -111,7 +111,7 @@ class PageStore(Protocol):
     (:class:`~sitecrawl.frontier.SqliteFrontier`, :class:`~sitecrawl.frontier.RedisFrontier`),
     open. One contract suite holds both to the same answers. The tables the exports write
     (pages, links, redirects, images) are computed from :meth:`read_pages` by
-    :mod:`sitecrawl._tables`, the same way for every store.
+    :mod:`sitecrawl.sinks._tables`, the same way for every store.
     """
 
     #: The crawl's start URL.

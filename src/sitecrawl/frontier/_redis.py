@@ -18,7 +18,7 @@ tag: one crawl, one slot). Layout::
     pages             list    JSON page records (sitecrawl._pagecodec: the page's fields,
                               links with text, rel and kind included), completion order
     workers           zset    worker token -> liveness deadline (ms): alive while in the future
-    host:HOST         hash    shared politeness of HOST (see sitecrawl._throttle_redis)
+    host:HOST         hash    shared politeness of HOST (see sitecrawl.throttle._redis)
     host:HOST:tokens  zset    requests in flight on HOST: token -> deadline (ms)
     host:HOST:waiting zset    requests waiting for a full HOST: token -> arrival (ms)
 

@@ -6,17 +6,17 @@ to a page that failed or redirected (the broken-links and redirect tables list a
 referrers), and, of the links to any other page, one navigation link from another page (which
 is all the sitemap checks ask: is it linked from elsewhere?). The first pass keeps each page
 without its links and learns which pages failed or redirected; the second keeps only those
-links. :func:`~sitecrawl._audit.audit` of the result finds what it finds of every link; the
+links. :func:`~sitecrawl.audit._findings.audit` of the result finds what it finds of every link; the
 tests hold the two to the same report.
 """
 
 from __future__ import annotations
 
-from .._audit import _NAVIGATION_KINDS, _is_broken, page_key
 from .._models import Page
-from .._sitedata import ImageRow, LinkRow
-from .._tables import InternalTest, _kind
+from ..audit._findings import _NAVIGATION_KINDS, _is_broken, page_key
+from ..audit._rows import ImageRow, LinkRow
 from ..frontier import PageStore
+from ..sinks._tables import InternalTest, _kind
 from ._data import ReportData
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from .._sitedata import PageRow
+from ..audit._rows import PageRow
 
 _WIDTH = 320
 _HEIGHT = 175

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from .._sitedata import (
+from ..audit._rows import (
     ImageRow,
     LinkRow,
     PageRow,

@@ -21,7 +21,7 @@ from importlib.resources import files
 from typing import Any
 
 from .. import _version
-from .._audit import DEFAULT_SLOW_LIMIT, DEFAULT_SLOW_MS, Audit, audit
+from ..audit._findings import DEFAULT_SLOW_LIMIT, DEFAULT_SLOW_MS, Audit, audit
 from ._charts import MS_BUCKETS, SIZE_BUCKETS, bar_chart, bucket_bars, depth_bars, status_bars
 from ._data import ReportData
 from ._tables import MAX_ROWS, Table, build_tables

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
-from .._audit import TEXT_FIELDS, Audit, Referrer, TextField
+from ..audit._findings import TEXT_FIELDS, Audit, Referrer, TextField
 from ._data import ReportData
 
 ColumnType: TypeAlias = Literal[

@@ -9,12 +9,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .._models import Page
-from .._tables import pages_table
 from ._base import Sink
 from ._formats import RowWriter, open_writer
+from ._tables import pages_table
 
 if TYPE_CHECKING:
-    from .._extraction import Rule
+    from ..parse._extraction import Rule
 
 
 class FileSink(Sink):

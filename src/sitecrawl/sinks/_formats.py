@@ -1,4 +1,4 @@
-"""One writer per output format, over rows of a table (:mod:`sitecrawl._tables`): CSV, JSON
+"""One writer per output format, over rows of a table (:mod:`sitecrawl.sinks._tables`): CSV, JSON
 Lines, JSON, Parquet. A crawl's ``-o`` and ``export`` both write through these.
 
 The format comes from the extension (:data:`FORMATS`, the one table of them); ``-`` is JSON
@@ -27,8 +27,8 @@ from typing import IO, Any
 
 from .._exceptions import ConfigError
 from .._json import dumps
-from .._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 from ._atomic import Replacement
+from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
 #: The course's report columns, then every other page field in record order (CSV only).
 COURSE_COLUMNS = {
@@ -281,7 +281,7 @@ def _json(value: Any) -> str | None:
 
 
 def _typed(kind: str) -> Callable[[Any], Any]:
-    from .._extraction import convert
+    from ..parse._extraction import convert
 
     def to(value: Any) -> Any:
         if value is None:

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from ._models import Page
-from ._pagecodec import from_mapping
+from .._models import Page
+from .._pagecodec import from_mapping
 
 LinkKind: TypeAlias = Literal["a", "img", "link", "script", "iframe"]
 LINK_KINDS: tuple[LinkKind, ...] = ("a", "img", "link", "script", "iframe")

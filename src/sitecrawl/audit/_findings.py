@@ -1,6 +1,6 @@
 """What is wrong with a crawled site: findings computed from its rows. Pure, no I/O.
 
-:func:`audit` turns the pages, links and images of one crawl (:mod:`sitecrawl._sitedata`) into
+:func:`audit` turns the pages, links and images of one crawl (:mod:`sitecrawl.audit._rows`) into
 an :class:`Audit`: the HTML report draws it, and ``sitecrawl check`` turns it into an exit code.
 
 Targets are matched to pages by the crawler's dedupe key (scheme, fragment and trailing slash
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
-from ._exceptions import RedirectOutOfScope
-from ._sitedata import Hop, ImageRow, LinkKind, LinkRow, PageRow, is_html, succeeded
-from ._urls import url_key
+from .._exceptions import RedirectOutOfScope
+from .._urls import url_key
+from ._rows import Hop, ImageRow, LinkKind, LinkRow, PageRow, is_html, succeeded
 
 TextField: TypeAlias = Literal["title", "h1", "meta_description"]
 TEXT_FIELDS: tuple[TextField, ...] = ("title", "h1", "meta_description")

@@ -1,7 +1,7 @@
 """What ``sitecrawl check`` found, and its two renderings: text and JUnit XML. Pure, no I/O.
 
 :func:`check_outcome` joins a crawl's page records with the targets checked apart from the
-crawl (:class:`~sitecrawl._linkcheck.TargetStatus`) and runs the audit on them: broken links
+crawl (:class:`~sitecrawl.audit._linkcheck.TargetStatus`) and runs the audit on them: broken links
 grouped by target with their referrers, redirected links as warnings with their chain, and one
 :class:`CheckedTarget` per distinct link target whose state is known (a JUnit test case each).
 
@@ -20,7 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ._audit import (
+from .._exceptions import RedirectOutOfScope
+from .._models import Page
+from .._terminal import printable
+from ..sinks._tables import site_rows
+from ._findings import (
     BrokenLink,
     RedirectChain,
     Referrer,
@@ -28,11 +32,7 @@ from ._audit import (
     page_key,
     referrers_by_key,
 )
-from ._exceptions import RedirectOutOfScope
 from ._linkcheck import TargetStatus
-from ._models import Page
-from ._tables import site_rows
-from ._terminal import printable
 
 #: Why a link target was not checked, as the summary says it.
 EXTERNAL = "external (no --external)"

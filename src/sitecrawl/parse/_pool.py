@@ -4,7 +4,7 @@ Parsing and link resolution are the crawler's main CPU cost. With ``processes=1`
 inline; with ``processes=N`` the event loop keeps the network and bookkeeping and ``N - 1``
 parser processes do the parsing.
 
-A parser process is ``python -m sitecrawl._parse_child`` on two pipes: jobs in (the body's
+A parser process is ``python -m sitecrawl.parse._child`` on two pipes: jobs in (the body's
 bytes as they are, after a header and the ``marshal``-ed charset and URL), the
 :class:`Extracted` fields out as ``marshal`` frames, strictly in order. The event loop's
 share is mostly the kernel's copy of the body into the pipe, where
@@ -30,10 +30,10 @@ import sys
 from collections import deque
 from types import TracebackType
 
-from ._exceptions import ParseError
+from .._exceptions import ParseError
+from ._child import EXTRACT_FLAG, LENGTH, LINK_DETAILS_FLAG, job_frame, parse_or_error
 from ._extract import Extracted
 from ._extraction import Extraction
-from ._parse_child import EXTRACT_FLAG, LENGTH, LINK_DETAILS_FLAG, job_frame, parse_or_error
 
 #: Seconds a parser process may spend on one page before it is killed and replaced.
 PARSE_DEADLINE = 10.0
@@ -135,7 +135,7 @@ class _ParserProcess:
 def _child_env() -> dict[str, str]:
     """The environment with this very sitecrawl first on ``PYTHONPATH``, so a child parses
     with the same code (and :class:`Extracted` layout) as its parent, whatever is installed."""
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     paths = [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
@@ -146,7 +146,7 @@ async def _spawn(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "sitecrawl._parse_child",
+        "sitecrawl.parse._child",
         *([LINK_DETAILS_FLAG] if link_details else []),
         *([EXTRACT_FLAG + extraction.to_json()] if extraction else []),
         stdin=asyncio.subprocess.PIPE,

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from urllib.parse import urlsplit
 
-from ._config import CrawlConfig
-from ._exceptions import (
+from .._config import CrawlConfig
+from .._exceptions import (
     BlockedByRobots,
     ConnectError,
     DNSError,
@@ -42,11 +42,11 @@ from ._exceptions import (
     RobotsUnreachable,
     TooManyRedirects,
 )
-from ._fetcher import FollowPolicy, RedirectTrail, Response
-from ._pagejob import BLOCKED
-from ._scope import CrawlScope
-from ._stack import FetchStack
-from ._urls import split_host
+from .._fetcher import FollowPolicy, RedirectTrail, Response
+from .._pagejob import BLOCKED
+from .._stack import FetchStack
+from .._urls import split_host
+from ..control._scope import CrawlScope
 
 HEAD_REFUSED = frozenset({405, 501})
 #: A connection that failed with one of these failed for the host, not for one URL.

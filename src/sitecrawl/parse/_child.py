@@ -1,4 +1,4 @@
-"""A parser process: ``python -m sitecrawl._parse_child`` on two pipes (see :mod:`._parsing`).
+"""A parser process: ``python -m sitecrawl.parse._child`` on two pipes (see :mod:`._parsing`).
 
 Kept apart from the event-loop side so that a new child imports only what parsing needs
 (no asyncio), and says when it is ready: until then the event
@@ -30,11 +30,11 @@ import sys
 from dataclasses import fields
 from typing import BinaryIO
 
-from ._exceptions import ParseError
+from .._exceptions import ParseError
+from .._urls import JoinCache
 from ._extract import Extracted, decode_html, parse_html
 from ._extraction import Extraction
 from ._markup import markup_reason
-from ._urls import JoinCache
 
 LENGTH = struct.Struct("!I")
 #: A job's header: the sizes of its marshalled ``(charset, url)`` and of its body.

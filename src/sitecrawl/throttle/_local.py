@@ -27,7 +27,7 @@ from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
-from ._config import Politeness
+from .._config import Politeness
 
 BACKOFF_STATUSES = frozenset({429, 503})
 _RECOVER_AFTER = 5  # consecutive fast answers per recovery step

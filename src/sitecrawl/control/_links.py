@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .._urls import url_key
 from ._rules import LinkRules
-from ._urls import url_key
 
 #: How many levels below the first page of a URL pattern its pages may be found before they
 #: count as a chain (a calendar's "next month") for ``Limits.max_pattern_pages``.

@@ -28,9 +28,9 @@ from typing import Any
 
 import ada_url
 
-from ._exceptions import ConfigError
+from .._exceptions import ConfigError
+from .._urls import strip_fragment
 from ._scope import SCOPE_KINDS, CrawlScope, ScopeKind, default_scope, registrable_domain
-from ._urls import strip_fragment
 
 __all__ = [
     "SCOPE_KINDS",

@@ -17,7 +17,7 @@ The estimate errs high (an element the tree builder would ignore still counts), 
 under :data:`BUDGET` parses in bounded time; a page over it is not parsed. Real pages stay
 far below (a page's cost is about its tags times its depth: tens of thousands by tens).
 
-The scan is compiled (``sitecrawl._scan``) when the C extension was built; this module's
+The scan is compiled (``sitecrawl.parse._scan``) when the C extension was built; this module's
 :func:`markup_cost_py` is its twin, held to the same answers by the tests.
 """
 

@@ -13,7 +13,7 @@ writes the same schema) and rows as dicts, generated from :class:`~sitecrawl.Pag
     images     one row per ``<img src>``: page_url, src, alt (None when absent)
 
 :func:`site_rows` turns the same records into the audit's typed rows
-(:mod:`sitecrawl._sitedata`), for ``sitecrawl check`` and the HTML report.
+(:mod:`sitecrawl.audit._rows`), for ``sitecrawl check`` and the HTML report.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ._models import PAGE_FIELDS, Page
-from ._pagecodec import COLUMN_TYPES, TUPLE_TYPES
-from ._scope import CrawlScope
-from ._sitedata import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
-from ._urls import url_key
+from .._models import PAGE_FIELDS, Page
+from .._pagecodec import COLUMN_TYPES, TUPLE_TYPES
+from .._urls import url_key
+from ..audit._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
+from ..control._scope import CrawlScope
 
 if TYPE_CHECKING:
-    from ._extraction import Rule
-    from .frontier import PageStore
+    from ..frontier import PageStore
+    from ..parse._extraction import Rule
 
 ColumnType: TypeAlias = Literal[
     "str", "int", "float", "bool", "strs", "hops", "pairs", "json", "date"

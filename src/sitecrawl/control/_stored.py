@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ._config import CrawlConfig
-from ._exceptions import StateError
+from .._config import CrawlConfig
+from .._exceptions import StateError
 from ._rules import Rules
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from selectolax.lexbor import LexborHTMLParser
 
-from ._exceptions import ConfigError
+from .._exceptions import ConfigError
 from ._text import inner_texts
 
 if TYPE_CHECKING:

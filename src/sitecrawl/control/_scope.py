@@ -13,8 +13,8 @@ import ipaddress
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
-from ._exceptions import ConfigError
-from ._urls import split_host
+from .._exceptions import ConfigError
+from .._urls import split_host
 
 ScopeKind: TypeAlias = Literal["site", "prefix", "subdomains", "domain"]
 SCOPE_KINDS: tuple[ScopeKind, ...] = ("site", "prefix", "subdomains", "domain")

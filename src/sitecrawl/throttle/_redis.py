@@ -41,12 +41,12 @@ from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from ._config import Politeness
-from ._throttle import Throttle, cap_crawl_delay, describe_wait
+from .._config import Politeness
+from ._local import Throttle, cap_crawl_delay, describe_wait
 
 if TYPE_CHECKING:
-    from .frontier._redis import RedisFrontier
-    from .frontier._redis_crawl import CrawlScript
+    from ..frontier._redis import RedisFrontier
+    from ..frontier._redis_crawl import CrawlScript
 
 _POLL = 0.025  # seconds between two tries of a full slot (a local release wakes sooner)
 _F = "string.format('%.3f', {})"

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from ._models import Link
+from .._models import Link
+from .._urls import JoinCache, join
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
-from ._urls import JoinCache, join
 from ._words import count_words
 
 if TYPE_CHECKING:

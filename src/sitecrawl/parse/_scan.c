@@ -1,4 +1,4 @@
-/* sitecrawl._scan: markup_cost(body, budget), the estimate of what a body would cost the
+/* sitecrawl.parse._scan: markup_cost(body, budget), the estimate of what a body would cost the
  * HTML tree builder, read before it parses it. The model and its reasons are in
  * sitecrawl/_markup.py, whose markup_cost_py is this function's Python twin: the tests hold
  * the two to the same answers, so a change here is a change there.
@@ -382,7 +382,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "sitecrawl._scan", "The markup cost estimate (see _markup.py).", 0,
+    PyModuleDef_HEAD_INIT, "sitecrawl.parse._scan", "The markup cost estimate (see _markup.py).", 0,
     methods,
 };
 

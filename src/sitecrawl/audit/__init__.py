@@ -1,0 +1,1 @@
+"""What is wrong with a crawled site: rows, findings, the link check."""

@@ -1,0 +1,1 @@
+"""Where a crawl goes: scope, include/exclude rules, rewrites, trap guard."""

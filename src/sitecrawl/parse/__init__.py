@@ -1,0 +1,1 @@
+"""Parsing pages: HTML -> record fields (pure), the parser processes, word count."""

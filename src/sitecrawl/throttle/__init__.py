@@ -1,0 +1,1 @@
+"""Per-host politeness slots: in-process, and shared through Redis."""
