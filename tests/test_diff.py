@@ -151,3 +151,31 @@ def test_diff_of_two_files_and_bad_input(
     assert main(["diff", str(tmp_path / "none.db")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 3
+
+
+def _row(url: str, **values: object) -> tuple[object, ...]:
+    from sitecrawl._diff import COLUMNS
+
+    base = {"status": 200, "final_url": url, "indexable": 1, "redirects": 0}
+    return (url, url, *({**base, **values}.get(name) for name in COLUMNS))
+
+
+def test_changed_extracted_values_are_changes_one_per_rule() -> None:
+    from sitecrawl._diff import compare
+
+    old = _row("x.test/p", extracted='{"price": "9.99", "sku": "A1", "tags": ["a"]}')
+    new = _row("x.test/p", extracted='{"price": "12.50", "sku": "A1", "stock": 3}')
+    changes = [(c.kind, c.field, c.old, c.new, c.severity) for c in compare(old, new)]
+    assert changes == [
+        ("extracted", "x:price", "9.99", "12.50", "info"),
+        ("extracted", "x:stock", None, 3, "info"),
+        ("extracted", "x:tags", ["a"], None, "info"),
+    ]
+    assert (
+        list(
+            compare(
+                old, _row("x.test/p", extracted='{"tags": ["a"], "sku": "A1", "price": "9.99"}')
+            )
+        )
+        == []
+    )

@@ -8,12 +8,13 @@ with the pages linking to it), ``status``, ``removed``, ``blocked`` (newly block
 robots.txt), ``redirect`` (another redirect target: the fields of the page it leads to are
 not compared), ``noindex`` (``indexable`` changed),
 ``canonical``, ``added``, ``title``, ``h1``, ``meta-description``, ``word-count`` (more than
-:data:`WORD_THRESHOLD` of the words, and at least :data:`WORD_MIN`), ``body`` (another body
-hash).
+:data:`WORD_THRESHOLD` of the words, and at least :data:`WORD_MIN`), ``extracted`` (a custom
+extraction's value, one row per rule: field ``x:NAME``), ``body`` (another body hash).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ KINDS: dict[str, str] = {
     "h1": "info",
     "meta-description": "info",
     "word-count": "info",
+    "extracted": "info",
     "body": "info",
 }
 #: ``--fail-on``'s default: new broken links and pages that stopped answering 200.
@@ -52,6 +54,7 @@ COLUMNS = (
     "word_count",
     "body_hash",
     "redirects",
+    "extracted",
 )
 Row = tuple[Any, ...]  # (key, url, *COLUMNS)
 _TEXT = (("title", 7), ("h1", 8), ("meta-description", 9))
@@ -134,8 +137,21 @@ def compare(a: Row, b: Row) -> Iterator[Change]:
         moved = abs(words_b - words_a)
         if moved >= WORD_MIN and moved > WORD_THRESHOLD * words_a:
             yield Change(url, "word-count", "word_count", words_a, words_b)
+    if a[13] != b[13]:
+        before, after = _extracted(a[13]), _extracted(b[13])
+        for name in sorted(before.keys() | after.keys()):
+            if before.get(name) != after.get(name):
+                yield Change(url, "extracted", f"x:{name}", before.get(name), after.get(name))
     if a[11] is not None and b[11] is not None and a[11] != b[11]:
         yield Change(url, "body", "body_hash", a[11], b[11])
+
+
+def _extracted(stored: Any) -> dict[str, Any]:
+    """A page's stored custom extraction values (a JSON object, or nothing)."""
+    if isinstance(stored, dict):
+        return stored
+    value = json.loads(stored) if stored else {}
+    return value if isinstance(value, dict) else {}
 
 
 def ordered(changes: Iterable[Change]) -> list[Change]:
