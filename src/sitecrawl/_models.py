@@ -72,7 +72,8 @@ class Page:
     lang: str | None = None
     hreflang: list[tuple[str, str]] = field(default_factory=list)
     #: The response's ``ETag`` and ``Last-Modified`` (the next crawl's conditional request),
-    #: and a hash of the body read (BLAKE2b, 128 bits, hex): an unchanged body has the same.
+    #: and a hash of the body read (SHA-256 cut to 128 bits, hex; SHA-256 because CPUs hash it
+    #: in hardware): an unchanged body has the same.
     etag: str | None = None
     last_modified: str | None = None
     body_hash: str | None = None

@@ -301,7 +301,7 @@ class PageJob:
         page.etag = response.etag
         page.last_modified = response.last_modified
         if response.body is not None:
-            page.body_hash = hashlib.blake2b(response.body, digest_size=16).hexdigest()
+            page.body_hash = hashlib.sha256(response.body).hexdigest()[:32]
         status = response.status
         if status >= 400:
             failed(page, HTTPStatusError(f"HTTP {status}", url=page.url, status=status))
