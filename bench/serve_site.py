@@ -60,9 +60,12 @@ def state_dir(port: int) -> Path:
     return Path(tempfile.gettempdir()) / f"sitecrawl-bench-nginx-{port}"
 
 
-def write_conf(root: Path, port: int, access_log: Path | None = None) -> Path:
+def write_conf(
+    root: Path, port: int, access_log: Path | None = None, log_format: str = "$msec $request_uri"
+) -> Path:
     """Write nginx.conf for ``root``/``port`` into the state dir and return its path.
-    ``access_log``: log each request there as ``<epoch seconds, ms> <uri>`` (timeline.py)."""
+    ``access_log``: log each request there, by default as ``<epoch seconds, ms> <uri>``
+    (timeline.py)."""
     nginx = shutil.which("nginx")
     if nginx is None:
         sys.exit("nginx not found (apt-get install -y nginx-light)")
@@ -74,7 +77,7 @@ def write_conf(root: Path, port: int, access_log: Path | None = None) -> Path:
     # As root, nginx workers would otherwise drop to "nobody" and may not read the site.
     user = "user root;\n" if os.geteuid() == 0 else ""
     log = (
-        f'log_format t "$msec $request_uri"; access_log {access_log.resolve()} t;'
+        f'log_format t "{log_format}"; access_log {access_log.resolve()} t;'
         if access_log
         else "access_log off;"
     )
@@ -113,17 +116,22 @@ class NginxServer:
     """Context manager running nginx in the foreground as a child process."""
 
     def __init__(
-        self, root: Path = DEFAULT_ROOT, port: int = DEFAULT_PORT, access_log: Path | None = None
+        self,
+        root: Path = DEFAULT_ROOT,
+        port: int = DEFAULT_PORT,
+        access_log: Path | None = None,
+        log_format: str = "$msec $request_uri",
     ) -> None:
         self.root = root
         self.port = port
         self.access_log = access_log
+        self.log_format = log_format
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> NginxServer:
         if port_in_use(self.port):
             raise RuntimeError(f"127.0.0.1:{self.port} is already in use")
-        conf = write_conf(self.root, self.port, self.access_log)
+        conf = write_conf(self.root, self.port, self.access_log, self.log_format)
         self.proc = subprocess.Popen(nginx_argv(conf, daemon=False))
         try:
             wait_listening(self.port)
