@@ -8,12 +8,14 @@ import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
 from servers import ServerThread
 from sitecrawl._cli import main
+from sitecrawl._diff import COLUMNS, DiffRow, compare
 
 PAGES = 40
 
@@ -153,16 +155,12 @@ def test_diff_of_two_files_and_bad_input(
     assert "Traceback" not in err and len(err.strip().splitlines()) == 3
 
 
-def _row(url: str, **values: object) -> tuple[object, ...]:
-    from sitecrawl._diff import COLUMNS
-
+def _row(url: str, **values: Any) -> DiffRow:
     base = {"status": 200, "final_url": url, "indexable": 1, "redirects": 0}
-    return (url, url, *({**base, **values}.get(name) for name in COLUMNS))
+    return DiffRow(url, url, *({**base, **values}.get(name) for name in COLUMNS))
 
 
 def test_changed_extracted_values_are_changes_one_per_rule() -> None:
-    from sitecrawl._diff import compare
-
     old = _row("x.test/p", extracted='{"price": "9.99", "sku": "A1", "tags": ["a"]}')
     new = _row("x.test/p", extracted='{"price": "12.50", "sku": "A1", "stock": 3}')
     changes = [(c.kind, c.field, c.old, c.new, c.severity) for c in compare(old, new)]

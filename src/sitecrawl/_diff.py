@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 #: Kind -> severity, most severe first.
 KINDS: dict[str, str] = {
@@ -41,23 +42,35 @@ DEFAULT_FAIL_ON = ("new-broken", "status")
 WORD_THRESHOLD = 0.2
 WORD_MIN = 10
 
+
+class DiffRow(NamedTuple):
+    """One page of one crawl as a diff reads it: ``key`` and ``url``, then :data:`COLUMNS`
+    (a store's row of them, named)."""
+
+    key: str
+    url: str
+    status: int | None
+    final_url: str | None
+    error_kind: str | None
+    indexable: int | None
+    canonical: str | None
+    title: str | None
+    h1: str | None
+    meta_description: str | None
+    word_count: int | None
+    body_hash: str | None
+    redirects: int | None
+    """The number of redirect hops."""
+    extracted: str | dict[str, Any] | None
+    """The custom extraction values: a JSON object (as stored), or a dict."""
+
+
 #: The columns a diff reads of each page (besides ``key`` and ``url``), in this order.
-COLUMNS = (
-    "status",
-    "final_url",
-    "error_kind",
-    "indexable",
-    "canonical",
-    "title",
-    "h1",
-    "meta_description",
-    "word_count",
-    "body_hash",
-    "redirects",
-    "extracted",
-)
-Row = tuple[Any, ...]  # (key, url, *COLUMNS)
-_TEXT = (("title", 7), ("h1", 8), ("meta-description", 9))
+COLUMNS: tuple[str, ...] = DiffRow._fields[2:]
+#: A store's row as a :class:`DiffRow` (``DiffRow._make`` without its Python-level call).
+_named = partial(tuple.__new__, DiffRow)
+#: A row's :data:`COLUMNS` (past ``key`` and ``url``).
+_COMPARED = slice(2, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,67 +96,76 @@ class Change:
         }
 
 
-def broken(row: Row) -> bool:
+def broken(row: DiffRow) -> bool:
     """A page that answers an error (HTTP 4xx/5xx, or no answer), robots.txt aside."""
-    status, error_kind = row[2], row[4]
+    status, error_kind = row.status, row.error_kind
     if error_kind in ("blocked_robots", "robots_unreachable", "redirect_out_of_scope"):
         return False
     return (status is not None and status >= 400) or (status is None and error_kind is not None)
 
 
-def merge(old: Iterable[Row], new: Iterable[Row]) -> Iterator[Change]:
-    """The changes from crawl ``old`` to crawl ``new``, both sorted by key, in key order
-    (``new-broken`` changes have no referrers yet: see :func:`with_referrers`)."""
-    olds, news = iter(old), iter(new)
+def merge(old: Iterable[tuple[Any, ...]], new: Iterable[tuple[Any, ...]]) -> Iterator[Change]:
+    """The changes from crawl ``old`` to crawl ``new``, rows of ``key``, ``url`` and
+    :data:`COLUMNS` both sorted by key, in key order (``new-broken`` changes have no
+    referrers yet)."""
+    olds, news = map(_named, old), map(_named, new)
     a, b = next(olds, None), next(news, None)
     while a is not None or b is not None:
-        if b is None or (a is not None and a[0] < b[0]):
+        if b is None or (a is not None and a.key < b.key):
             assert a is not None
-            yield Change(a[1], "removed", None, a[2], None)
+            yield Change(a.url, "removed", None, a.status, None)
             a = next(olds, None)
-        elif a is None or b[0] < a[0]:
+        elif a is None or b.key < a.key:
             if broken(b):
-                yield Change(b[1], "new-broken", "status", None, b[2] or b[4])
+                yield Change(b.url, "new-broken", "status", None, b.status or b.error_kind)
             else:
-                yield Change(b[1], "added", None, None, b[2])
+                yield Change(b.url, "added", None, None, b.status)
             b = next(news, None)
         else:
-            yield from compare(a, b)
+            if a[_COMPARED] != b[_COMPARED]:  # a page the same both times has no changes
+                yield from compare(a, b)
             a, b = next(olds, None), next(news, None)
 
 
-def compare(a: Row, b: Row) -> Iterator[Change]:
+def compare(a: DiffRow, b: DiffRow) -> Iterator[Change]:
     """The changes of one URL crawled twice."""
-    url = b[1]
+    url = b.url
     if broken(b) and not broken(a):
-        yield Change(url, "new-broken", "status", a[2] or a[4], b[2] or b[4])
-    if a[2] != b[2]:
-        yield Change(url, "status", "status", a[2], b[2])
-    if b[4] == "blocked_robots" and a[4] != "blocked_robots":
-        yield Change(url, "blocked", "error_kind", a[4], b[4])
+        yield Change(
+            url, "new-broken", "status", a.status or a.error_kind, b.status or b.error_kind
+        )
+    if a.status != b.status:
+        yield Change(url, "status", "status", a.status, b.status)
+    if b.error_kind == "blocked_robots" and a.error_kind != "blocked_robots":
+        yield Change(url, "blocked", "error_kind", a.error_kind, b.error_kind)
         return
-    if (a[12] or b[12]) and a[3] != b[3]:
-        yield Change(url, "redirect", "final_url", a[3], b[3])
+    if (a.redirects or b.redirects) and a.final_url != b.final_url:
+        yield Change(url, "redirect", "final_url", a.final_url, b.final_url)
         return  # another page answers now: its fields are not this URL's changes
-    if a[5] != b[5] and a[5] is not None and b[5] is not None:
-        yield Change(url, "noindex", "indexable", bool(a[5]), bool(b[5]))
-    if a[6] != b[6]:
-        yield Change(url, "canonical", "canonical", a[6], b[6])
-    for kind, i in _TEXT:
-        if a[i] != b[i]:
-            yield Change(url, kind, COLUMNS[i - 2], a[i], b[i])
-    words_a, words_b = a[10], b[10]
+    if a.indexable != b.indexable and a.indexable is not None and b.indexable is not None:
+        yield Change(url, "noindex", "indexable", bool(a.indexable), bool(b.indexable))
+    if a.canonical != b.canonical:
+        yield Change(url, "canonical", "canonical", a.canonical, b.canonical)
+    if a.title != b.title:
+        yield Change(url, "title", "title", a.title, b.title)
+    if a.h1 != b.h1:
+        yield Change(url, "h1", "h1", a.h1, b.h1)
+    if a.meta_description != b.meta_description:
+        yield Change(
+            url, "meta-description", "meta_description", a.meta_description, b.meta_description
+        )
+    words_a, words_b = a.word_count, b.word_count
     if words_a is not None and words_b is not None:
         moved = abs(words_b - words_a)
         if moved >= WORD_MIN and moved > WORD_THRESHOLD * words_a:
             yield Change(url, "word-count", "word_count", words_a, words_b)
-    if a[13] != b[13]:
-        before, after = _extracted(a[13]), _extracted(b[13])
-        for name in sorted(before.keys() | after.keys()):
-            if before.get(name) != after.get(name):
-                yield Change(url, "extracted", f"x:{name}", before.get(name), after.get(name))
-    if a[11] is not None and b[11] is not None and a[11] != b[11]:
-        yield Change(url, "body", "body_hash", a[11], b[11])
+    if a.extracted != b.extracted:
+        values_a, values_b = _extracted(a.extracted), _extracted(b.extracted)
+        for name in sorted(values_a.keys() | values_b.keys()):
+            if values_a.get(name) != values_b.get(name):
+                yield Change(url, "extracted", f"x:{name}", values_a.get(name), values_b.get(name))
+    if a.body_hash is not None and b.body_hash is not None and a.body_hash != b.body_hash:
+        yield Change(url, "body", "body_hash", a.body_hash, b.body_hash)
 
 
 def _extracted(stored: Any) -> dict[str, Any]:

@@ -156,13 +156,6 @@ def _key(url: str) -> str:
 Target: TypeAlias = tuple[int | None, str | None, str | None]
 
 
-def table_rows(table: TableSpec, pages: Sequence[Page], base_url: str) -> Iterator[Row]:
-    """The rows of ``table`` from a crawl's page records, in page order."""
-    targets = _targets(pages) if table is LINKS else {}
-    internal = InternalTest(base_url, targets)
-    return (row for page in pages for row in _rows(table, page, targets, internal))
-
-
 async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
     """The rows of ``table`` from a page store, streamed: one pass over its pages, two for
     the links table (the first keeps each crawled page's status and error by its key, a few
@@ -176,10 +169,6 @@ async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
     async for page in store.read_pages():
         for row in _rows(table, page, targets, internal):
             yield row
-
-
-def _targets(pages: Iterable[Page]) -> dict[str, Target]:
-    return {_key(page.url): (page.status, page.error, page.error_kind) for page in pages}
 
 
 def _rows(
