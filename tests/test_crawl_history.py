@@ -3,10 +3,15 @@ an interrupted crawl resumes, older files become crawl 1, ``--keep`` bounds the 
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from sitecrawl import Page, Request
+from sitecrawl._cli import main
 from sitecrawl.frontier import SqliteFrontier
 from test_audit_cli import SCHEMA_1
 from test_sqlite_store import BASE, SCHEMA_2
@@ -104,3 +109,34 @@ async def test_a_schema_1_file_becomes_crawl_1(tmp_path: Path) -> None:
             key for key, _ in store.pages_by_key()
         )
         assert len(list(store.pages_by_key())) == len(pages)
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+def test_an_old_file_diffs_as_crawl_1(
+    schema: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sitecrawl diff`` of an old file's crawl and a crawl after it (not finished: said so)."""
+    path = tmp_path / f"v{schema}.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA_1 if schema == 1 else SCHEMA_2)
+        conn.execute("DELETE FROM urls WHERE id NOT IN (SELECT id FROM pages)")  # finished
+    conn.close()
+    base = "http://old.test/" if schema == 1 else BASE
+
+    async def crawl_2() -> None:
+        async with SqliteFrontier(path, base_url=base) as store:
+            assert store.crawl == 2
+            await store.add([Request(url=base, key=base.removeprefix("http://"))])
+            request = await store.next()
+            assert request is not None
+            await store.mark_done(request, Page(url=base, status=200, title="T2", h1="H"))
+
+    asyncio.run(crawl_2())
+    out = tmp_path / "d.jsonl"
+    assert main(["diff", str(path), "-o", str(out), "--fail-on", "title"]) == 1
+    assert "crawl 1 -> crawl 2 (running): " in capsys.readouterr().err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    title = [(row["url"], row["old"], row["new"]) for row in rows if row["kind"] == "title"]
+    assert title == [(base, "T", "T2")]
+    removed = sorted(row["url"] for row in rows if row["kind"] == "removed")
+    assert removed == ([] if schema == 1 else [BASE + "away", BASE + "private"])

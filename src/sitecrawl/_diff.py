@@ -96,6 +96,30 @@ class Change:
         }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeSet:
+    """The changes from one crawl to another, most severe first (:func:`ordered`), with
+    what they compare: ``since`` and ``until`` name the crawls (``crawl 1``, ``a.db (crawl
+    1)``), ``command`` is the ``sitecrawl diff`` arguments that compare them again."""
+
+    changes: list[Change]
+    since: str
+    until: str
+    command: str
+    base_url: str | None = None
+
+    @property
+    def described(self) -> str:
+        return f"{self.since} -> {self.until}"
+
+    def counts(self) -> dict[str, int]:
+        """Changes of each kind found, most severe first."""
+        counts = dict.fromkeys(KINDS, 0)
+        for change in self.changes:
+            counts[change.kind] += 1
+        return {kind: n for kind, n in counts.items() if n}
+
+
 def broken(row: DiffRow) -> bool:
     """A page that answers an error (HTTP 4xx/5xx, or no answer), robots.txt aside."""
     status, error_kind = row.status, row.error_kind

@@ -137,8 +137,9 @@ def _execute(args: argparse.Namespace) -> int:
         if records is None:
             assert state is not None
             with _signals.deferred():
-                data = run_async(read_report_data(state.path))
-            write_report_data(data, args.report, shlex.quote(state.path))  # Ctrl-C: not written
+                data, changes = run_async(read_report_data(state.path))
+            # Ctrl-C: not written
+            write_report_data(data, args.report, shlex.quote(state.path), changes)
         else:
             if finished:
                 records.seconds = finished[0].elapsed

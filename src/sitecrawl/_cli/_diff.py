@@ -1,13 +1,13 @@
 """``sitecrawl diff STATE`` (the last two crawls of a state file), ``diff OLD NEW`` (the
 current crawls of two files), ``--from N --to M``: what changed, most severe first; ``-o``
 writes one row per change; ``--fail-on KINDS`` makes the exit code 1 when such changes exist,
-``--junit FILE`` says which as JUnit XML."""
+``--junit FILE`` says which as JUnit XML; ``--report FILE`` writes them as an HTML page."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._common import EXIT_OK, UsageError, run_async
 
 if TYPE_CHECKING:
-    from .._diff import Change
+    from .._diff import Change, ChangeSet
     from ..frontier import SqliteFrontier
 
 EXIT_CHANGED = 1
@@ -43,6 +43,9 @@ def add_command(commands: Any) -> None:
         " default: new-broken,status)",
     )
     diff.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    diff.add_argument(
+        "--report", metavar="FILE", help="also write the changes as an HTML page to FILE"
+    )
     diff.add_argument("-q", "--quiet", action="store_true", help="no listing, no summary")
     diff.set_defaults(handler=_execute)
 
@@ -65,6 +68,7 @@ def fail_kinds(text: str | None) -> frozenset[str]:
 
 def _execute(args: argparse.Namespace) -> int:
     from ..sinks._formats import check_outputs
+    from ._outputs import check_writable
 
     if len(args.states) > 2:
         raise UsageError("diff takes one state file, or two (OLD NEW)")
@@ -72,23 +76,31 @@ def _execute(args: argparse.Namespace) -> int:
         raise UsageError("--from and --to pick crawls of one state file")
     failing = fail_kinds(args.fail_on)
     check_outputs(args.output)
-    changes, described = run_async(_diff(args))
-    code = _write(changes, args, described)
-    failed = [change for change in changes if change.kind in failing]
+    if args.report:
+        check_writable(args.report)
+    found = run_async(_diff(args))
+    code = _write(found, args)
+    failed = [change for change in found.changes if change.kind in failing]
     if args.junit:
-        _junit(args.junit, changes, failing)
+        _junit(args.junit, found.changes, failing)
+    if args.report:
+        _report(args.report, found)
     return EXIT_CHANGED if failed else code
 
 
-async def _diff(args: argparse.Namespace) -> tuple[list[Change], str]:
+async def _diff(args: argparse.Namespace) -> ChangeSet:
+    from .._diff import ChangeSet
     from ..frontier import SqliteFrontier
 
     async with SqliteFrontier(args.states[0], create=False) as first:
         if len(args.states) == 2:
             async with SqliteFrontier(args.states[1], create=False) as second:
-                return compare(first, first.crawl, second, second.crawl), (
-                    f"{args.states[0]} (crawl {first.crawl}) -> {args.states[1]}"
-                    f" (crawl {second.crawl})"
+                return ChangeSet(
+                    changes=compare(first, first.crawl, second, second.crawl),
+                    since=f"{args.states[0]} (crawl {first.crawl})",
+                    until=f"{args.states[1]} (crawl {second.crawl})",
+                    command=shlex.join(args.states),
+                    base_url=second.base_url,
                 )
         numbers = [crawl["id"] for crawl in first.crawls()]
         new = numbers[-1] if args.new is None else args.new
@@ -102,7 +114,29 @@ async def _diff(args: argparse.Namespace) -> tuple[list[Change], str]:
             if number not in numbers:
                 kept = ", ".join(map(str, numbers))
                 raise UsageError(f"{args.states[0]} holds no crawl {number} (kept: {kept})")
-        return compare(first, old, first, new), f"crawl {old} -> crawl {new}"
+        return between(first, args.states[0], old, new)
+
+
+def between(store: SqliteFrontier, path: str, old: int, new: int) -> ChangeSet:
+    """The changes from crawl ``old`` to crawl ``new`` of the state file ``path``, open (a
+    crawl not finished says so: the pages it has not reached yet count as removed)."""
+    from .._diff import ChangeSet
+
+    status = {crawl["id"]: crawl["status"] for crawl in store.crawls()}
+    return ChangeSet(
+        changes=compare(store, old, store, new),
+        since=f"crawl {old}" + ("" if status[old] == "finished" else f" ({status[old]})"),
+        until=f"crawl {new}" + ("" if status[new] == "finished" else f" ({status[new]})"),
+        command=f"{shlex.quote(path)} --from {old} --to {new}",
+        base_url=store.base_url,
+    )
+
+
+def previous_changes(store: SqliteFrontier, path: str) -> ChangeSet | None:
+    """The changes of the current crawl of state file ``path`` since the crawl before it,
+    or None when the file keeps no earlier crawl."""
+    earlier = [crawl["id"] for crawl in store.crawls() if crawl["id"] < store.crawl]
+    return between(store, path, earlier[-1], store.crawl) if earlier else None
 
 
 def compare(
@@ -125,7 +159,7 @@ def compare(
     return ordered(changes)
 
 
-def _write(changes: list[Change], args: argparse.Namespace, described: str) -> int:
+def _write(found: ChangeSet, args: argparse.Namespace) -> int:
     from .._terminal import printable
     from ..sinks._formats import open_writer
     from ..sinks._tables import TableSpec
@@ -150,7 +184,7 @@ def _write(changes: list[Change], args: argparse.Namespace, described: str) -> i
                 raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
             stack.callback(writer.discard)
             writers.append(writer)
-        for change in changes:
+        for change in found.changes:
             row = change.to_dict()
             for writer in writers:
                 writer.write(row)
@@ -158,11 +192,11 @@ def _write(changes: list[Change], args: argparse.Namespace, described: str) -> i
             writer.close()
         stack.pop_all()
     if not args.quiet:
-        counts = Counter(change.kind for change in changes)
+        counts = found.counts()
         summary = ", ".join(f"{kind}: {n:,}" for kind, n in counts.items()) or "no changes"
-        print(f"{described}: {summary}", file=sys.stderr)
+        print(f"{found.described}: {summary}", file=sys.stderr)
         if "-" not in args.output:
-            for line in _lines(changes):
+            for line in _lines(found.changes):
                 print(printable(line))
     return EXIT_OK
 
@@ -173,8 +207,7 @@ def print_changes(path: str, old: int, new: int) -> None:
     args = argparse.Namespace(
         states=[path], old=old, new=new, output=[], quiet=False, fail_on=None, junit=None
     )
-    changes, described = run_async(_diff(args))
-    _write(changes, args, described)
+    _write(run_async(_diff(args)), args)
 
 
 def _lines(changes: list[Change]) -> Iterator[str]:
@@ -188,6 +221,17 @@ def _lines(changes: list[Change]) -> Iterator[str]:
             yield f"{head} ({change.old}), linked from: " + " ".join(change.new)
         else:
             yield f"{head}: {change.old!r} -> {change.new!r}"
+
+
+def _report(path: str, found: ChangeSet) -> None:
+    from ..report._changes import render_changes
+    from ..sinks._atomic import open_replacing
+
+    try:
+        with open_replacing(path, "w", encoding="utf-8") as out:
+            out.write(render_changes(found))
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _junit(path: str, changes: list[Change], failing: frozenset[str]) -> None:

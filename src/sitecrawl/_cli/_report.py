@@ -10,6 +10,7 @@ from ._common import EXIT_OK, UsageError, run_async
 from ._redis import add_redis_options, check_source
 
 if TYPE_CHECKING:
+    from .._diff import ChangeSet
     from ..report import ReportData
     from ._store import CrawlRecords
 
@@ -26,30 +27,37 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
+    from ..frontier import SqliteFrontier
     from ..report._build import store_report_data
+    from ._diff import previous_changes
     from ._store import open_store, source_args
 
     check_source(args)
 
-    async def read() -> ReportData:
+    async def read() -> tuple[ReportData, ChangeSet | None]:
         async with open_store(args) as store:
-            return await store_report_data(store)
+            data = await store_report_data(store)
+            if isinstance(store, SqliteFrontier):  # a state file: it may keep earlier crawls
+                return data, previous_changes(store, args.state)
+            return data, None
 
-    data = run_async(read())
-    write_report_data(data, args.output, source_args(args))
+    data, changes = run_async(read())
+    write_report_data(data, args.output, source_args(args), changes)
     if not args.quiet:
         print(f"report of {len(data.pages):,} pages: {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
-async def read_report_data(state: str) -> ReportData:
+async def read_report_data(state: str) -> tuple[ReportData, ChangeSet | None]:
     """The report's data of the crawl in the state file ``state``, read from the store in two
-    streamed passes (:mod:`sitecrawl.report._build`)."""
+    streamed passes (:mod:`sitecrawl.report._build`), and its changes since the crawl
+    before it when the file keeps one."""
     from ..frontier import SqliteFrontier
     from ..report._build import store_report_data
+    from ._diff import previous_changes
 
     async with SqliteFrontier(state, create=False) as store:
-        return await store_report_data(store)
+        return await store_report_data(store), previous_changes(store, state)
 
 
 def write_report(records: CrawlRecords, path: str, *, export_source: str = "STATE.db") -> None:
@@ -69,12 +77,15 @@ def write_report(records: CrawlRecords, path: str, *, export_source: str = "STAT
     write_report_data(data, path, export_source)
 
 
-def write_report_data(data: ReportData, path: str, export_source: str) -> None:
-    """Render ``data`` into ``path``, written whole or not at all."""
+def write_report_data(
+    data: ReportData, path: str, export_source: str, changes: ChangeSet | None = None
+) -> None:
+    """Render ``data`` (and ``changes`` since an earlier crawl) into ``path``, written whole
+    or not at all."""
     from ..report import render_report
     from ..sinks import open_replacing
 
-    html = render_report(data, export_source=export_source)
+    html = render_report(data, export_source=export_source, changes=changes)
     try:
         with open_replacing(path, "w", encoding="utf-8") as out:
             out.write(html)

@@ -18,13 +18,16 @@ from datetime import UTC, datetime
 from functools import cache
 from html import escape
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _version
 from ..audit._findings import DEFAULT_SLOW_LIMIT, DEFAULT_SLOW_MS, Audit, audit
 from ._charts import MS_BUCKETS, SIZE_BUCKETS, bar_chart, bucket_bars, depth_bars, status_bars
 from ._data import ReportData
 from ._tables import MAX_ROWS, Table, build_tables
+
+if TYPE_CHECKING:
+    from .._diff import ChangeSet
 
 _JSON_ESCAPES = (
     ("<", "\\u003c"),
@@ -44,12 +47,14 @@ def render_report(
     generated_at: datetime | None = None,
     max_rows: int = MAX_ROWS,
     export_source: str = "STATE.db",
+    changes: ChangeSet | None = None,
 ) -> str:
     """The report as one HTML document. ``findings`` defaults to :func:`audit` of ``data``.
 
     Each table embeds at most ``max_rows`` rows; past that it says how many more there are
     and the ``sitecrawl export`` command that writes them all (from ``export_source``: the
-    state file's path, or ``--redis URL --crawl-id ID``)."""
+    state file's path, or ``--redis URL --crawl-id ID``). ``changes``: what changed since an
+    earlier crawl, a section after the charts (:mod:`sitecrawl.report._changes`)."""
     if findings is None:
         findings = audit(
             data.pages,
@@ -60,26 +65,53 @@ def render_report(
             start_url=data.meta.base_url,
         )
     tables = build_tables(data, findings, max_rows=max_rows)
+    changed: list[Table] = []
+    section = ""
+    if changes is not None:
+        from ._changes import change_tables, changes_section
+
+        changed = change_tables(changes)
+        section = changes_section(changes, changed)
+    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    base = data.meta.base_url
+    return document(
+        title=f"Crawl report · {base}",
+        heading="Crawl report",
+        sub=f"{base} · generated {when}",
+        body=[
+            _summary(data, findings),
+            _contents([*changed, *tables]),
+            _charts(data),
+            section,
+            NOSCRIPT,
+            *(_section(table, export_source) for table in tables),
+        ],
+        tables=[*changed, *tables],
+    )
+
+
+NOSCRIPT = (
+    "<noscript><p>The tables need JavaScript; the summary and charts do not.</p></noscript>\n"
+)
+
+
+def document(*, title: str, heading: str, sub: str, body: list[str], tables: list[Table]) -> str:
+    """One HTML document of the report's styles and script: ``body`` (markup) in its main
+    part, the data of ``tables`` in its JSON block; ``title``, ``heading`` and ``sub`` are
+    text."""
     css, js = _asset("report.css"), _asset("report.js")
     payload = embed_json({"tables": [table.to_json() for table in tables]})
-    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    base = escape(data.meta.base_url)
     return "".join(
         [
             '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
             f'<meta http-equiv="Content-Security-Policy" content="{csp(css, js)}">\n',
             '<meta name="referrer" content="no-referrer">\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
-            f"<title>Crawl report · {base}</title>\n<style>{css}</style>\n</head>\n<body>\n",
-            '<header class="top"><div class="wrap"><h1>Crawl report</h1>',
-            f'<div class="sub">{base} · generated {when} by sitecrawl {_version.__version__}',
+            f"<title>{escape(title)}</title>\n<style>{css}</style>\n</head>\n<body>\n",
+            f'<header class="top"><div class="wrap"><h1>{escape(heading)}</h1>',
+            f'<div class="sub">{escape(sub)} by sitecrawl {_version.__version__}',
             '</div></div></header>\n<main class="wrap">\n',
-            _summary(data, findings),
-            _contents(tables),
-            _charts(data),
-            "<noscript><p>The tables need JavaScript; the summary and charts do not.</p>"
-            "</noscript>\n",
-            *(_section(table, export_source) for table in tables),
+            *body,
             "<footer>Generated offline by sitecrawl. This file loads nothing from the network."
             "</footer>\n</main>\n",
             f'<script type="application/json" id="report-data">{payload}</script>\n',
@@ -204,7 +236,9 @@ def _section(table: Table, export_source: str) -> str:
     tone = "" if not table.is_issue else ("some" if n else "zero")
     more = ""
     if table.more:
-        command = f"sitecrawl export {export_source} -t {table.export} -o {table.export}.csv"
+        command = table.command or (
+            f"sitecrawl export {export_source} -t {table.export} -o {table.export}.csv"
+        )
         more = (
             f'<p class="help more">The first {len(table.rows):,} rows of {n:,}; '
             f"{table.more:,} more: <code>{escape(command)}</code></p>"

@@ -48,6 +48,8 @@ class Table:
     """Rows before the cap (None: :attr:`rows` are all of them)."""
     export: str = "pages"
     """The ``sitecrawl export -t`` table holding every row."""
+    command: str | None = None
+    """The command writing every row, when it is not ``sitecrawl export -t`` :attr:`export`."""
 
     @property
     def count(self) -> int:
