@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
+from xxhash import xxh3_64_hexdigest
+
 #: One link of a page: (resolved absolute URL, text, ``rel`` attribute or None, kind). The kind
 #: is the element: ``a`` (text: the anchor text, whitespace collapsed), ``img`` (text: the
 #: ``alt``, None when absent), ``link`` (``<link href>``), ``script`` (``src``) or ``iframe``
@@ -15,6 +17,14 @@ from typing import Any, TypeAlias
 #: kind in document order. A plain tuple: it crosses the parser processes' ``marshal`` pipe and
 #: is stored as a JSON array.
 Link: TypeAlias = tuple[str, str | None, str | None, str]
+
+
+def body_hash(body: bytes) -> str:
+    """The hash a record keeps of a response's body: XXH3-64, 16 hex digits. It detects a
+    changed body between two crawls of one URL (not an attacker's collision), at a small
+    fraction of a cryptographic hash's cost. Hashes of other lengths come from older versions
+    (SHA-256 cut to 32 hex digits): not comparable, never a change."""
+    return xxh3_64_hexdigest(body)
 
 
 @dataclass(slots=True)
@@ -72,8 +82,7 @@ class Page:
     lang: str | None = None
     hreflang: list[tuple[str, str]] = field(default_factory=list)
     #: The response's ``ETag`` and ``Last-Modified`` (the next crawl's conditional request),
-    #: and a hash of the body read (SHA-256 cut to 128 bits, hex; SHA-256 because CPUs hash it
-    #: in hardware): an unchanged body has the same.
+    #: and a hash of the body read (:func:`body_hash`): an unchanged body has the same.
     etag: str | None = None
     last_modified: str | None = None
     body_hash: str | None = None

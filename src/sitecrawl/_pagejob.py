@@ -12,7 +12,6 @@ raised. :class:`PageJob` turns one frontier :class:`Request` into one
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 import time
 from collections import Counter
@@ -35,7 +34,7 @@ from ._exceptions import (
 )
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
 from ._log import logger
-from ._models import Page, Request
+from ._models import Page, Request, body_hash
 from ._robots import RobotsCache, page_directives, product_token
 from ._urls import split_host
 from .parse._extract import Extracted
@@ -301,7 +300,7 @@ class PageJob:
         page.etag = response.etag
         page.last_modified = response.last_modified
         if response.body is not None:
-            page.body_hash = hashlib.sha256(response.body).hexdigest()[:32]
+            page.body_hash = body_hash(response.body)
         status = response.status
         if status >= 400:
             failed(page, HTTPStatusError(f"HTTP {status}", url=page.url, status=status))
