@@ -440,5 +440,5 @@ async def _call(hook: PageHook, page: Page) -> None:
     """Call a hook; await what it returns when that is awaitable (an ``async def``, or any
     callable returning a coroutine: a partial, an object with an async ``__call__``)."""
     result = hook(page)
-    if inspect.isawaitable(result):
+    if result is not None and inspect.isawaitable(result):
         await result

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any, TypeAlias
 
 from xxhash import xxh3_64_hexdigest
@@ -103,11 +104,13 @@ class Page:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict (lists are shared, not copied)."""
-        return {name: getattr(self, name) for name in PAGE_FIELDS}
+        return dict(zip(PAGE_FIELDS, _record_values(self), strict=True))
 
 
 #: The fields of a page record, in output order (``links`` is not one of them).
 PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page) if f.metadata.get("record", True))
+#: A page's record values in :data:`PAGE_FIELDS` order, read in one C call.
+_record_values = attrgetter(*PAGE_FIELDS)
 
 
 @dataclass(slots=True)

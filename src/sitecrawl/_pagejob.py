@@ -313,7 +313,8 @@ class PageJob:
             return []
         for name in EXTRACTED_FIELDS:
             setattr(page, name, getattr(data, name))
-        self.unconverted.update(data.unconverted)
+        if data.unconverted:
+            self.unconverted.update(data.unconverted)
         directives = page_directives(data.robots_meta, response.robots_tag, self._token)
         page.indexable = not directives.noindex
         if response.truncated:
