@@ -23,6 +23,7 @@ S = "http://site.test"
 def test_every_kind_is_stable_unique_and_documented() -> None:
     assert list(ERROR_KINDS) == [
         "parse",
+        "render",
         "fetch",
         "http_status",
         "not_html",

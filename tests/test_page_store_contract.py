@@ -68,6 +68,12 @@ FULL = Page(
     last_modified="Tue, 01 Dec 2026 10:00:00 GMT",
     body_hash="0" * 32,
     revalidated=True,
+    rendered=True,
+    render_ms=812.5,
+    js_links_added=1,
+    js_changed=["title", "links"],
+    js_links=[B + "/js-only"],
+    html_values={"title": "Loading", "links": []},
     extracted={"price": 9.5, "n": 3, "on": True, "none": None, "tags": ["a", "é"], "ld": {"a": 1}},
     links=[
         (B + "/a", "to a", None, "a"),

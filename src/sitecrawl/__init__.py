@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._config import CrawlConfig as CrawlConfig
     from ._config import Limits as Limits
     from ._config import Politeness as Politeness
+    from ._config import Render as Render
     from ._config import Requests as Requests
     from ._config import Timeouts as Timeouts
     from ._course import crawl_site_async as crawl_site_async
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._exceptions import ProtocolError as ProtocolError
     from ._exceptions import RedirectLoop as RedirectLoop
     from ._exceptions import RedirectOutOfScope as RedirectOutOfScope
+    from ._exceptions import RenderError as RenderError
     from ._exceptions import RobotsUnreachable as RobotsUnreachable
     from ._exceptions import SitecrawlError as SitecrawlError
     from ._exceptions import StateError as StateError
@@ -57,7 +59,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
 _LAZY = {
     name: module
     for module, names in {
-        "._config": ("CrawlConfig", "Limits", "Politeness", "Requests", "Timeouts"),
+        "._config": ("CrawlConfig", "Limits", "Politeness", "Render", "Requests", "Timeouts"),
         "._course": ("crawl_site_async",),
         "._crawler": ("AsyncCrawler",),
         ".control._rules": ("Rules",),
@@ -76,6 +78,7 @@ _LAZY = {
             "ProtocolError",
             "RedirectLoop",
             "RedirectOutOfScope",
+            "RenderError",
             "RobotsUnreachable",
             "SitecrawlError",
             "StateError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._exceptions import ConfigError
 from ._version import __version__
@@ -100,6 +100,41 @@ class Politeness:
             raise ConfigError(f"retries must be 0 or more, got {self.retries}")
         if self.backoff < 0 or self.max_backoff < 0:
             raise ConfigError("backoff times must be 0 or more")
+
+
+RenderMode = Literal["never", "auto", "always"]
+RENDER_MODES: tuple[RenderMode, ...] = ("never", "auto", "always")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Render:
+    """Rendering pages in headless Chromium (:mod:`sitecrawl.render`). ``mode``: ``never``,
+    ``auto`` (pages that look like an application shell, and templates where rendering was
+    seen to find more) or ``always`` (every HTML page). ``browser``: a Chromium executable,
+    or a ``ws://`` / ``http://`` CDP endpoint of a running browser (None: ``chromium`` on
+    PATH). ``tabs`` pages render at once; ``timeout`` seconds cover a render's navigation
+    (the load event) and its network idle (no request in flight for ``idle`` seconds)
+    together. The browser is restarted every ``restart_every`` renders and when its memory
+    passes ``max_memory_mb``. Third-party requests are aborted unless ``allow_third_party``."""
+
+    mode: RenderMode = "never"
+    browser: str | None = None
+    tabs: int = 4
+    timeout: float = 15.0
+    idle: float = 0.3
+    restart_every: int = 1000
+    max_memory_mb: int = 2048
+    allow_third_party: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in RENDER_MODES:
+            raise ConfigError(f"render mode is never, auto or always, not {self.mode!r}")
+        if self.tabs < 1:
+            raise ConfigError(f"render tabs must be at least 1, got {self.tabs}")
+        if self.timeout <= 0 or self.idle < 0:
+            raise ConfigError("render timeout must be positive, idle 0 or more")
+        if self.restart_every < 1 or self.max_memory_mb < 1:
+            raise ConfigError("render restart_every and max_memory_mb must be positive")
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -202,6 +237,8 @@ class CrawlConfig:
     #: Custom extraction rules (:class:`~._extraction.Rule`), run on every HTML page; their
     #: values are each page's ``extracted``.
     extract: tuple[Rule, ...] = ()
+    #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
+    render: Render = field(default_factory=Render)
 
     def __post_init__(self) -> None:
         if self.processes < 1:

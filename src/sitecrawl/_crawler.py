@@ -144,6 +144,19 @@ class AsyncCrawler(CourseAPI):
         self._client = self._stack.client
         self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
         self._job.unconverted = self.stats.unconverted
+        self._renderer: contextlib.AbstractAsyncContextManager[Any] | None = None
+        if config.render.mode != "never":
+            from .render._renderer import Renderer
+
+            renderer = Renderer(
+                config,
+                self._client,
+                self._job.allowed,
+                self.scope,
+                self._parser.parse,
+                self.stats.rendered,
+            )
+            self._job.render = self._renderer = renderer
         self._sitemap_keys: set[str] = set()
         self._targets = self._link_targets()
         self._on_page = on_page
@@ -167,6 +180,8 @@ class AsyncCrawler(CourseAPI):
             self._take_stored_rules()
             await stack.enter_async_context(self._stack)
             await stack.enter_async_context(self._parser)
+            if self._renderer is not None:
+                await stack.enter_async_context(self._renderer)
             self._resources = stack.pop_all()
         return self
 

@@ -9,7 +9,9 @@
     │                              running crawl, not a sitecrawl file, a newer schema, made for
     │                              another site; carries ``path=``
     ├── ParseError                 parse                  a fetched body the HTML parser could
-    │                                                     not read; carries ``url=``
+    │   │                                                 not read; carries ``url=``
+    │   └── RenderError            render                 headless Chromium could not render
+    │                                                     the page (the raw HTML's fields stay)
     └── FetchError                 fetch                  one page could not be fetched (or only
         │                                                 in part); carries ``url=``, ``status=``
         ├── HTTPStatusError        http_status            the server answered with status >= 400
@@ -64,6 +66,13 @@ class ParseError(SitecrawlError):
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class RenderError(ParseError):
+    """Rendering one page in headless Chromium failed (timeout, crash after one retry); the
+    page keeps the fields of its raw HTML."""
+
+    kind: ClassVar[str] = "render"
 
 
 class StateError(SitecrawlError):
@@ -154,6 +163,7 @@ class ProtocolError(FetchError):
 
 def _kinds() -> dict[str, type[FetchError | ParseError]]:
     found: dict[str, type[FetchError | ParseError]] = {ParseError.kind: ParseError}
+    found[RenderError.kind] = RenderError
 
     def walk(cls: type[FetchError]) -> None:
         found[cls.kind] = cls

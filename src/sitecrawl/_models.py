@@ -90,6 +90,18 @@ class Page:
     #: True when the server answered ``304 Not Modified`` to the conditional request of a
     #: later crawl: the record is the previous crawl's.
     revalidated: bool = False
+    #: Rendering (``--render``): True when the fields come from the DOM headless Chromium
+    #: rendered, ``render_ms`` the render's time; ``js_links_added`` counts the ``a`` link
+    #: targets JavaScript added (``js_links``, in order), ``js_changed`` names the fields
+    #: whose rendered value differs from the raw HTML's (``title``, ``h1``,
+    #: ``meta_description``, ``canonical``, ``robots``, ``links``) and ``html_values`` keeps
+    #: the raw HTML's value of each (``links``: the targets JavaScript removed).
+    rendered: bool = False
+    render_ms: float | None = None
+    js_links_added: int | None = None
+    js_changed: list[str] = field(default_factory=list)
+    js_links: list[str] = field(default_factory=list)
+    html_values: dict[str, Any] = field(default_factory=dict)
     #: The custom extraction rules' values, rule name -> value (``--extract``; see
     #: :mod:`._extraction`); empty without rules, or for a page that was not HTML.
     extracted: dict[str, Any] = field(default_factory=dict)
@@ -130,6 +142,8 @@ class CrawlStats:
     #: Extraction rule -> pages whose value could not be converted to the rule's type.
     unconverted: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int | None] = field(default_factory=Counter)
+    #: Pages rendered in Chromium, by why (``always``, ``empty root``, ``template``, ...).
+    rendered: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
 

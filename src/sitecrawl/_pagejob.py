@@ -53,6 +53,8 @@ EXTRACTED_FIELDS = tuple(name for name in Extracted.__slots__ if name in Page.__
 ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
 #: ``url -> None``, awaited before a hop is requested; raises :class:`FetchError` to refuse it.
 HopCheck = Callable[[str], Awaitable[None]]
+#: ``(page, response, parsed) -> data to record``: the render step (:mod:`.render`), if any.
+RenderFn = Callable[[Page, Response, Extracted], Awaitable[Extracted]]
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
@@ -202,6 +204,8 @@ class PageJob:
         parse: ParseFn,
     ) -> None:
         self._parse = parse
+        #: Rendering in Chromium (``--render``): None renders nothing.
+        self.render: RenderFn | None = None
         #: Extraction rule -> pages whose value could not be converted to its type.
         self.unconverted: Counter[str] = Counter()
         self._client = client
@@ -311,6 +315,8 @@ class PageJob:
         except ParseError as exc:
             failed(page, exc)
             return []
+        if self.render is not None:
+            data = await self.render(page, response, data)
         for name in EXTRACTED_FIELDS:
             setattr(page, name, getattr(data, name))
         if data.unconverted:

@@ -45,6 +45,13 @@ def summary(stats: CrawlStats) -> str:
             "not followed (distinct URLs): "
             + " · ".join(f"{rule}: {count:,}" for rule, count in refused)
         )
+    if stats.rendered:
+        rendered = sorted(stats.rendered.items(), key=lambda item: (-item[1], item[0]))
+        lines.append(
+            f"rendered in Chromium: {stats.rendered.total():,} of {stats.pages:,} pages ("
+            + " · ".join(f"{why}: {count:,}" for why, count in rendered)
+            + ")"
+        )
     if stats.unconverted:
         lines.append(
             "not of their rule's type (null): "

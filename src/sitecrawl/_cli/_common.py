@@ -185,6 +185,9 @@ def add_crawl_options(crawl: argparse.ArgumentParser) -> None:
 
     add_request_options(crawl)
     _add_politeness(crawl)
+    from ._render import add_render_options
+
+    add_render_options(crawl)
 
 
 def add_rules_options(parser: argparse.ArgumentParser) -> None:
@@ -289,6 +292,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     from .._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Politeness, Timeouts
     from .._exceptions import SitecrawlError
     from ._extract import extract_from_args
+    from ._render import render_from_args
     from ._requests import requests_from_args
 
     rules = rules_from_args(args)
@@ -324,6 +328,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
             user_agent=args.user_agent or DEFAULT_USER_AGENT,
             requests=requests,
             extract=extract_from_args(args),
+            render=render_from_args(args),
         )
     except SitecrawlError as exc:
         raise UsageError(str(exc)) from None

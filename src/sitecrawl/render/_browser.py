@@ -1,0 +1,360 @@
+"""The browser pool: one headless Chromium driven by Playwright, ``tabs`` renders at a time.
+
+The browser is found, never downloaded (:func:`find_browser`: ``--browser PATH``, a CDP
+endpoint ``ws://...``, or ``chromium`` on PATH) and launched on the first render, so a crawl
+in ``auto`` mode that renders nothing never starts it. Each of the ``tabs`` has its own
+browser context (cookies, cache and storage) and page, reused render after render until the
+browser restarts (a new page per render costs a renderer process: ~100 ms more); every request
+of a tab goes to its current render's route handler (:mod:`._routes`). The browser is
+restarted, once the renders in flight have finished, every ``restart_every`` renders, when its
+memory (the proportional set size of its processes, read from ``/proc`` every
+:data:`MEMORY_EVERY` renders) passes ``max_memory_mb``, and when it has crashed; a render the
+crash took is tried once more.
+
+A render's budget is ``Render.timeout`` seconds for the navigation (the ``load`` event) and
+the network idle together. The network is idle when no request has been in flight for
+``Render.idle`` seconds since the load event, and the page's code waits for nothing either:
+no ``fetch`` or XHR of its own is pending and none ended in the last ``Render.idle`` seconds,
+and (for the first :data:`TIMER_WAIT` seconds after the load) no short timer
+(``setTimeout`` of 1 s or less) is pending: a page whose
+load does not come in time fails (:class:`RenderError`); one that never goes idle (polling)
+is read as it is at the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import shutil
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol
+
+from .._config import Render
+from .._exceptions import ConfigError, RenderError
+from .._log import logger
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
+
+INSTALL_EXTRA = "pip install 'sitecrawl[render]'"
+INSTALL_BROWSER = "apt-get install chromium"
+CHROMIUM_ARGS = [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+]
+#: Renders between two readings of the browser's memory.
+MEMORY_EVERY = 20
+_ENDPOINTS = ("ws://", "wss://", "http://", "https://")
+_READ_DOM = "document.documentElement.outerHTML"
+#: Counts what the page's own code still waits for: short timers (``setTimeout`` of at most
+#: 1 s), ``fetch`` calls and their bodies, XHRs (each until a task after it ended, so the code
+#: it resolves has run), and when the last of them ended: content written after a delay or
+#: once data came is waited for too (timers: at most :data:`TIMER_WAIT` s after the load).
+_WATCH_JS = """
+(() => {
+  const set = window.setTimeout, clear = window.clearTimeout, ids = new Set();
+  let busy = 0, last = 0;
+  const done = () => set.call(window, () => { busy--; last = performance.now(); }, 0);
+  const track = (promise) => { busy++; promise.then(done, done); return promise; };
+  window.setTimeout = function (fn, delay, ...rest) {
+    if (typeof fn !== 'function' || delay > 1000) return set.call(window, fn, delay, ...rest);
+    const id = set.call(window, function () {
+      ids.delete(id); last = performance.now(); return fn.apply(this, rest);
+    }, delay);
+    ids.add(id);
+    return id;
+  };
+  window.clearTimeout = function (id) { ids.delete(id); return clear.call(window, id); };
+  const fetch = window.fetch;
+  window.fetch = function (...args) { return track(fetch.apply(this, args)); };
+  for (const name of ['json', 'text', 'arrayBuffer', 'blob']) {
+    const read = Response.prototype[name];
+    Response.prototype[name] = function (...args) { return track(read.apply(this, args)); };
+  }
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    busy++;
+    this.addEventListener('loadend', done);
+    return send.apply(this, args);
+  };
+  Object.defineProperty(window, '__sitecrawlWaits', {
+    get: () => [ids.size, busy, performance.now() - last],
+  });
+})();
+"""
+_WAITS = "window.__sitecrawlWaits || [0, 0, 1e9]"
+#: Seconds after the load event during which pending short timers delay the network idle.
+TIMER_WAIT = 2.0
+
+
+class PageRoutes(Protocol):
+    """What the pool needs of one render's route handler."""
+
+    in_flight: int
+    last_change: float
+
+    async def handle(self, route: Route) -> None: ...
+
+
+def find_browser(render: Render) -> str:
+    """The browser to drive: a CDP endpoint as given, else a Chromium executable's path.
+    Raises :class:`ConfigError` naming the command to install what is missing."""
+    if importlib.util.find_spec("playwright") is None:
+        raise ConfigError(f"rendering needs Playwright: {INSTALL_EXTRA}")
+    given = render.browser
+    if given and given.startswith(_ENDPOINTS):
+        return given
+    found = given or next(
+        filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
+    )
+    if found is None:
+        raise ConfigError(f"rendering needs Chromium: {INSTALL_BROWSER} (or --browser PATH)")
+    if not (os.path.isfile(found) and os.access(found, os.X_OK)):
+        raise ConfigError(f"no browser executable at {found}: {INSTALL_BROWSER}")
+    return found
+
+
+def tree_memory_mb(root: int, name: str = "chrom") -> float:
+    """Memory (MB, proportional set size) of ``root``'s descendant processes whose command
+    name holds ``name``, from ``/proc`` (0 where there is none)."""
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                text = stat.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        close = text.rfind(")")
+        pid, parent = int(entry), int(text[close + 2 :].split()[1])
+        names[pid] = text[text.find("(") + 1 : close]
+        children.setdefault(parent, []).append(pid)
+    total_kb = 0
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        if name not in names.get(pid, ""):
+            continue
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            for line in rollup:
+                if line.startswith(b"Pss:"):
+                    total_kb += int(line.split()[1])
+                    break
+    return total_kb / 1024
+
+
+class _Tab:
+    """One browser context and its page, reused render after render; its requests go to the
+    current render's handler (none between renders: aborted)."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.routes: PageRoutes | None = None
+        self.context: BrowserContext | None = None
+        self.page: Page | None = None
+
+    async def open(self, browser: Browser, user_agent: str) -> _Tab:
+        self.context = await browser.new_context(user_agent=user_agent, service_workers="block")
+        await self.context.add_init_script(script=_WATCH_JS)
+        await self.context.route("**/*", self.handle)
+        self.page = await self.context.new_page()
+        return self
+
+    async def handle(self, route: Route) -> None:
+        routes = self.routes
+        if routes is None:
+            from playwright.async_api import Error
+
+            with contextlib.suppress(Error):
+                await route.abort("aborted")
+            return
+        await routes.handle(route)
+
+    async def close(self) -> None:
+        if self.context is not None:
+            with contextlib.suppress(Exception):
+                await self.context.close()
+
+
+class BrowserPool:
+    """``async with BrowserPool(render, user_agent) as pool: html = await pool.render(...)``."""
+
+    def __init__(self, render: Render, user_agent: str) -> None:
+        self._options = render
+        self._user_agent = user_agent
+        self._where = find_browser(render)
+        self._tabs = asyncio.Semaphore(render.tabs)
+        self._gate = asyncio.Condition()
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._idle: list[_Tab] = []
+        self._active = 0
+        self._since_start = 0
+        self._memory_due = False
+        #: Renders done, browser starts (the first included), and the last memory reading.
+        self.renders = 0
+        self.starts = 0
+        self.memory_mb: float | None = None
+
+    async def __aenter__(self) -> BrowserPool:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._close_browser()
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await self._playwright.stop()
+            self._playwright = None
+
+    @property
+    def _restart_due(self) -> bool:
+        return self._memory_due or self._since_start >= self._options.restart_every
+
+    async def _close_browser(self) -> None:
+        browser, self._browser = self._browser, None
+        idle, self._idle = self._idle, []
+        for tab in idle:
+            await tab.close()
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                await browser.close()
+
+    async def _launch(self) -> None:
+        from playwright.async_api import Error, async_playwright
+
+        await self._close_browser()
+        try:
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            chromium = self._playwright.chromium
+            if self._where.startswith(_ENDPOINTS):
+                self._browser = await chromium.connect_over_cdp(self._where, timeout=30_000)
+            else:
+                sandbox = ["--no-sandbox"] if os.geteuid() == 0 else []
+                self._browser = await chromium.launch(
+                    executable_path=self._where, args=CHROMIUM_ARGS + sandbox, timeout=60_000
+                )
+        except Error as exc:
+            raise RenderError(f"the browser did not start: {exc.message}", url="") from None
+        self.starts += 1
+        self._since_start = 0
+        self._memory_due = False
+
+    async def _acquire(self) -> tuple[Browser, _Tab]:
+        await self._tabs.acquire()
+        try:
+            async with self._gate:
+                while self._restart_due and self._active > 0:
+                    await self._gate.wait()
+                browser = self._browser
+                if browser is None or not browser.is_connected() or self._restart_due:
+                    if browser is not None:
+                        logger.info("restarting the browser after %d renders", self._since_start)
+                    await self._launch()
+                assert self._browser is not None
+                self._active += 1
+                self._since_start += 1
+                browser = self._browser
+                tab = self._idle.pop() if self._idle else None
+            if tab is None:
+                try:
+                    tab = await _Tab(self.starts).open(browser, self._user_agent)
+                except BaseException:
+                    await self._release(None)
+                    raise
+            return browser, tab
+        except BaseException:
+            self._tabs.release()
+            raise
+
+    async def _release(self, tab: _Tab | None, *, reuse: bool = False) -> None:
+        async with self._gate:
+            self._active -= 1
+            self.renders += 1
+            if tab is not None:
+                tab.routes = None
+                if reuse and tab.generation == self.starts and not self._restart_due:
+                    self._idle.append(tab)
+                else:
+                    await tab.close()
+            if self.renders % MEMORY_EVERY == 0 and not self._where.startswith(_ENDPOINTS):
+                self.memory_mb = tree_memory_mb(os.getpid())
+                self._memory_due = self.memory_mb > self._options.max_memory_mb
+            self._gate.notify_all()
+        self._tabs.release()
+
+    async def render(self, url: str, routes: Callable[[], PageRoutes]) -> str:
+        """The DOM of ``url`` after network idle, as HTML; ``routes()`` makes the handler of
+        each try's requests. A crash is retried once; raises :class:`RenderError`."""
+        from playwright.async_api import Error
+
+        for attempt in (1, 2):
+            browser, tab = await self._acquire()
+            reuse = False
+            try:
+                html = await self._render_once(tab, url, routes())
+                reuse = True
+                return html
+            except Error as exc:
+                crashed = not browser.is_connected() or "crash" in exc.message.lower()
+                if attempt == 1 and crashed:
+                    logger.warning("render of %s crashed, once more: %s", url, exc.message)
+                    if not browser.is_connected():
+                        self._memory_due = True  # a fresh browser for the next try
+                    continue
+                message = exc.message.splitlines()[0] if exc.message else type(exc).__name__
+                raise RenderError(f"render failed: {message}", url=url) from None
+            finally:
+                await self._release(tab, reuse=reuse)
+        raise AssertionError("unreachable")
+
+    async def _render_once(self, tab: _Tab, url: str, routes: PageRoutes) -> str:
+        from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+        options = self._options
+        started = time.monotonic()
+        deadline = started + options.timeout
+        page = tab.page
+        assert page is not None
+        tab.routes = routes
+        try:
+            await page.goto(url, wait_until="load", timeout=options.timeout * 1000)
+        except PlaywrightTimeout:
+            raise RenderError(
+                f"render timed out: no load event in {options.timeout:g} s", url=url
+            ) from None
+        loaded = time.monotonic()  # the idle window starts at the load event at the earliest
+        idle_ms = options.idle * 1000
+        while True:
+            now = time.monotonic()
+            quiet = now - max(routes.last_change, loaded)
+            if routes.in_flight == 0 and quiet >= options.idle:
+                timers, busy, since = await page.evaluate(_WAITS)
+                if not busy and since >= idle_ms and (not timers or now - loaded >= TIMER_WAIT):
+                    break
+            if now >= deadline:
+                logger.info("%s: no network idle in %g s", url, options.timeout)
+                break
+            await asyncio.sleep(0.02)
+        html: str = await page.evaluate(_READ_DOM)
+        return html

@@ -1,0 +1,98 @@
+"""The page job's render step: decide (``auto``: :mod:`._detect`), render in the pool, parse
+the rendered DOM with the crawl's own parser, and record what JavaScript changed.
+
+The rendered DOM (``document.documentElement.outerHTML`` after network idle) goes through the
+same extraction as an HTTP body, so every field of a rendered page is the DOM's; the page
+also gets ``rendered``, ``render_ms``, ``js_links`` / ``js_links_added``, ``js_changed`` and
+``html_values`` (the raw HTML's values of the changed fields). A render that fails leaves
+the raw HTML's fields and records a :class:`~sitecrawl.RenderError`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from .._exceptions import ParseError
+from .._pagejob import failed
+from ._browser import BrowserPool
+from ._detect import AutoPolicy, changes, gained
+from ._routes import RouteRules, Routes
+
+if TYPE_CHECKING:
+    from .._config import CrawlConfig
+    from .._fetcher import Response
+    from .._models import Page
+    from .._pagejob import ParseFn, PoliteClient
+    from ..control._scope import CrawlScope
+    from ..parse._extract import Extracted
+
+
+class Renderer:
+    """Called by the page job with each parsed HTML page; returns the data to record.
+    ``async with`` closes the browser."""
+
+    def __init__(
+        self,
+        config: CrawlConfig,
+        client: PoliteClient,
+        allowed: Callable[[str], Awaitable[bool]],
+        scope: CrawlScope,
+        parse: ParseFn,
+        reasons: Counter[str] | None = None,
+    ) -> None:
+        options = config.render
+        self.pool = BrowserPool(options, config.user_agent)
+        self.routes = RouteRules(
+            client=client,
+            allowed=allowed,
+            crawled=scope.holds_host,
+            allow_third_party=options.allow_third_party,
+            max_bytes=config.limits.max_bytes,
+        )
+        self.policy = AutoPolicy() if options.mode == "auto" else None
+        self._parse = parse
+        #: Rendered pages by why: ``always``, a shell signal, ``template``.
+        self.reasons: Counter[str] = Counter() if reasons is None else reasons
+
+    async def __aenter__(self) -> Renderer:
+        await self.pool.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.pool.__aexit__(exc_type, exc, tb)
+
+    async def __call__(self, page: Page, response: Response, data: Extracted) -> Extracted:
+        body = response.body
+        assert body is not None
+        url = response.url
+        template = ""
+        if self.policy is not None:
+            why, template = self.policy.why(url, body, data)
+            if why is None:
+                return data
+        else:
+            why = "always"
+        started = time.perf_counter()
+        try:
+            html = await self.pool.render(url, lambda: Routes(self.routes, response))
+            rendered = await self._parse(html.encode("utf-8", "replace"), "utf-8", url)
+        except ParseError as exc:  # RenderError included
+            failed(page, exc)
+            return data
+        page.rendered = True
+        page.render_ms = round((time.perf_counter() - started) * 1000, 1)
+        page.js_links, page.js_changed, page.html_values = changes(data, rendered)
+        page.js_links_added = len(page.js_links)
+        if self.policy is not None:
+            self.policy.learner.observe(template, gained(data, rendered, url))
+        self.reasons[why] += 1
+        return rendered

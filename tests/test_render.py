@@ -1,0 +1,192 @@
+"""Rendering in real headless Chromium (``/usr/bin/chromium``) on the generated SPA site
+(:mod:`spa_site`): ``auto`` finds every page Chromium's DOM links to and renders only the
+application pages; ``always`` records what JavaScript changed; the browser's requests keep the
+per-host cap and robots.txt; the state file keeps rendered pages."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.async_api import async_playwright
+
+from browser import CHROMIUM_ARGS, chromium_path
+from conftest import ServeFn
+from sitecrawl import AsyncCrawler, CrawlConfig, Limits, Page, Politeness, Render
+from sitecrawl._cli import main
+from sitecrawl._progress import summary
+from sitecrawl.frontier import SqliteFrontier
+from spa_site import expected_paths, kind_of, links_of, path_of, spa_app
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _config(url: str, mode: str, **render: object) -> CrawlConfig:
+    return CrawlConfig(
+        base_url=url,
+        render=Render(mode=mode, browser=chromium_path(), **render),  # type: ignore[arg-type]
+        processes=1,
+    )
+
+
+async def _crawl(config: CrawlConfig, **keywords: object) -> tuple[AsyncCrawler, list[Page]]:
+    pages: list[Page] = []
+    crawler = AsyncCrawler(config.base_url, config=config, on_page=pages.append, **keywords)  # type: ignore[arg-type]
+    async with crawler:
+        await crawler.crawl()
+    return crawler, pages
+
+
+async def _chromium_reachable(start: str) -> set[str]:
+    """The paths reachable from ``start`` through the links Chromium's DOM shows after network
+    idle (``document.querySelectorAll('a[href]')``), the browser fetching by itself."""
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(start))
+    seen = {urlsplit(start).path}
+    todo = [start]
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS
+        )
+        context = await browser.new_context()
+
+        async def visit(url: str) -> list[str]:
+            page = await context.new_page()
+            try:
+                await page.goto(url, wait_until="networkidle")
+                hrefs: list[str] = await page.evaluate(
+                    "[...document.querySelectorAll('a[href]')].map(a => a.href)"
+                )
+                return hrefs
+            finally:
+                await page.close()
+
+        while todo:
+            batch, todo = todo[:8], todo[8:]
+            for hrefs in await asyncio.gather(*map(visit, batch)):
+                for href in hrefs:
+                    parts = urlsplit(href)
+                    if f"{parts.scheme}://{parts.netloc}" == origin and parts.path not in seen:
+                        seen.add(parts.path)
+                        todo.append(origin + parts.path)
+        await browser.close()
+    return seen
+
+
+async def test_auto_finds_every_page_chromium_shows_and_renders_only_app_pages(
+    serve: ServeFn,
+) -> None:
+    pages_n = 40
+    server = serve(spa_app(pages_n))
+    crawler, pages = await _crawl(_config(server.url + "/", "auto"))
+    found = {urlsplit(page.url).path for page in pages}
+    reference = serve(spa_app(pages_n))  # Chromium browses a twin on its own
+    assert found == expected_paths(pages_n)
+    assert await _chromium_reachable(reference.url + "/") == found
+    by_path = {urlsplit(page.url).path: page for page in pages}
+    for i in range(pages_n):
+        page = by_path[path_of(i)]
+        assert page.error is None, page
+        assert page.rendered is (kind_of(i) in ("app", "item")), page.url
+    app = by_path[path_of(5)]
+    assert app.title == "App 5" and app.h1 == "Heading 5"
+    assert app.js_links_added == len(links_of(5, pages_n)) and "links" in app.js_changed
+    assert app.html_values["title"] == "Loading"
+    # Static pages and full articles are not rendered: the blog's title stays the HTML's.
+    assert by_path[path_of(3)].title == "Blog 3" and not by_path[path_of(3)].rendered
+    rendered = crawler.stats.rendered
+    assert rendered.total() == sum(kind_of(i) in ("app", "item") for i in range(pages_n))
+    assert set(rendered) <= {"empty root", "template"} and rendered["template"] > 0
+    assert f"rendered in Chromium: {rendered.total()} of {pages_n} pages" in summary(crawler.stats)
+    traffic = server.traffic
+    assert traffic.count("/api/page/app/5") == 1  # the browser's XHR, through sitecrawl
+    assert traffic.count("/" + "app/5") == 1  # the document: fetched once, not again
+    assert traffic.count("/api/secret") == 0  # robots.txt disallows it
+    assert f"localhost:{server.port}" not in traffic.host_peak  # third party: blocked
+
+
+async def test_always_records_what_javascript_changed(serve: ServeFn, tmp_path: Path) -> None:
+    server = serve(spa_app(12))
+    state = tmp_path / "spa.db"
+    crawler, pages = await _crawl(_config(server.url + "/", "always"), state=state)
+    by_path = {urlsplit(page.url).path: page for page in pages}
+    assert len(by_path) == 12 and all(page.rendered for page in pages)
+    assert all(page.render_ms and page.render_ms > 0 for page in pages)
+    blog = by_path[path_of(3)]
+    assert blog.title == "Blog 3 (by JavaScript)" and blog.js_changed == ["title"]
+    assert blog.html_values == {"title": "Blog 3"} and blog.js_links_added == 0
+    static = by_path[path_of(4)]
+    assert static.js_changed == [] and static.js_links_added == 0
+    item = by_path[path_of(6)]
+    assert item.js_links == [server.url + path_of(j) for j in links_of(6, 12) if j != 0]
+    assert item.js_changed == ["title", "h1", "links"]
+    assert crawler.stats.rendered == {"always": 12}
+    async with SqliteFrontier(state, create=False) as stored:
+        back = {urlsplit(page.url).path: page async for page in stored.read_pages()}
+    assert back[path_of(3)].js_changed == ["title"]
+    assert back[path_of(3)].html_values == {"title": "Blog 3"}
+    assert back[path_of(6)].js_links == item.js_links and back[path_of(6)].rendered
+    assert back[path_of(6)].render_ms == item.render_ms
+
+
+async def test_browser_requests_keep_the_per_host_cap_and_robots(serve: ServeFn) -> None:
+    server = serve(spa_app(24))
+    config = _config(server.url + "/", "always", tabs=4)
+    config = CrawlConfig(
+        base_url=config.base_url,
+        render=config.render,
+        processes=1,
+        limits=Limits(max_concurrency=8),
+        politeness=Politeness(per_host=2),
+    )
+    _, pages = await _crawl(config)
+    assert len(pages) == 24 and all(page.rendered and page.error is None for page in pages)
+    traffic = server.traffic
+    api = [path for path in traffic.paths if path.startswith("/api/")]
+    assert len(api) >= 4 * 12  # each app page asks four at once
+    assert traffic.host_peak[f"127.0.0.1:{server.port}"] <= 2
+    assert traffic.count("/api/secret") == 0
+    assert f"localhost:{server.port}" not in traffic.host_peak
+
+
+async def test_the_browser_restarts_every_n_renders(serve: ServeFn) -> None:
+    server = serve(spa_app(8))
+    crawler, pages = await _crawl(_config(server.url + "/", "always", restart_every=3))
+    assert len(pages) == 8 and all(page.rendered and page.error is None for page in pages)
+    renderer = crawler._renderer
+    assert renderer is not None
+    assert renderer.pool.starts == 3  # type: ignore[attr-defined]
+
+
+async def test_a_render_that_times_out_keeps_the_raw_fields(serve: ServeFn) -> None:
+    from aiohttp import web
+
+    async def page(request: web.Request) -> web.Response:
+        text = "<title>Raw</title><script src='/slow.js'></script><a href='/x'>x</a>"
+        return web.Response(text=text, content_type="text/html")
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(3)
+        return web.Response(text="", content_type="application/javascript")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_get("/slow.js", slow)
+    server = serve(app)
+    config = _config(server.url + "/", "always", timeout=1.0)
+    config = CrawlConfig(base_url=config.base_url, render=config.render, limits=Limits(max_depth=0))
+    _, pages = await _crawl(config)
+    (page,) = pages
+    assert page.error_kind == "render" and "timed out" in (page.error or "")
+    assert page.title == "Raw" and not page.rendered
+
+
+def test_cli_render_without_a_browser_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-chromium"
+    code = main(["crawl", "http://127.0.0.1:9/", "--render", "auto", "--browser", str(missing)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "apt-get install chromium" in err and str(missing) in err
