@@ -48,11 +48,11 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 
 def from_parquet(path: Path) -> list[dict[str, Any]]:
     """Parquet rows in the JSON shape: structs (hops, hreflang) back to [a, b] lists, the
-    ``extracted`` object (JSON text) back to an object."""
+    ``extracted`` and ``html_values`` objects (JSON text) back to objects."""
     rows = pq.read_table(path).to_pylist()
     for row in rows:
         for name, value in row.items():
-            if name == "extracted":
+            if name in ("extracted", "html_values"):
                 row[name] = json.loads(value)
             elif isinstance(value, list) and value and isinstance(value[0], dict):
                 row[name] = [list(item.values()) for item in value]
