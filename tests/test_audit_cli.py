@@ -182,6 +182,7 @@ def test_a_schema_1_state_file_is_migrated_in_place(tmp_path: Path) -> None:
             "target_status": None,
             "target_error": None,
             "target_error_kind": None,
+            "source": "html",
         }
     ]
     assert main(["export", "v1.db", "-o", "pages.jsonl", "-q"]) == 0

@@ -190,3 +190,67 @@ def test_cli_render_without_a_browser_is_a_one_line_error(
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and "apt-get install chromium" in err and str(missing) in err
+
+
+def test_a_resumed_crawl_renders_as_it_began_and_its_report_shows_js_changes(
+    serve: ServeFn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    server = serve(spa_app(12))
+    monkeypatch.chdir(tmp_path)
+    url = server.url + "/"
+    browser = chromium_path()
+    first = ["crawl", url, "--render", "always", "--browser", browser, "--state", "s.db"]
+    assert main([*first, "-n", "4", "-q"]) == 0
+    # Resumed without --render: the crawl renders as it began to.
+    assert main(["crawl", url, "--state", "s.db", "-n", "12", "-q"]) == 0
+    assert main(["export", "s.db", "-o", "pages.jsonl", "-q"]) == 0
+    pages = [json.loads(line) for line in Path("pages.jsonl").read_text().splitlines()]
+    assert len(pages) == 12 and all(page["rendered"] for page in pages)
+    assert main(["export", "s.db", "-t", "links", "-o", "links.jsonl", "-q"]) == 0
+    links = [json.loads(line) for line in Path("links.jsonl").read_text().splitlines()]
+    item = [
+        (r["target_url"], r["source"])
+        for r in links
+        if r["source_url"] == url + "item/6" and r["kind"] == "a"
+    ]
+    assert item == [
+        (url, "html"),  # the header's link home
+        (url + "blog/7", "js"),
+        (url + "app/9", "js"),
+        (url, "html"),  # JavaScript's link home: the HTML had it
+    ]
+    assert main(["report", "s.db", "-o", "report.html", "-q"]) == 0
+    report = Path("report.html").read_text(encoding="utf-8")
+    assert "Changed by JavaScript" in report and "Blog 3 (by JavaScript)" in report
+
+
+def test_a_redis_worker_renders_as_the_crawl_asks(tmp_path: Path) -> None:
+    import json
+
+    from redis_server import shared_server
+    from servers import ServerThread
+    from test_redis import finish, sitecrawl, wait_until
+
+    site = ServerThread(spa_app(24)).start()
+    try:
+        server = shared_server()
+        argv = ("--redis", server.url, "--crawl-id", "spa", "-q")
+        seed = sitecrawl(
+            "crawl", site.url, *argv, "--render", "always", "--render-tabs", "1", "-c", "1"
+        )
+        import redis
+
+        client = redis.Redis(port=server.port)
+        wait_until(lambda: bool(client.exists("sitecrawl:{spa}:config")), 20, "the seed")
+        # The worker is given no --render: it renders because the crawl asks for it.
+        joined = sitecrawl("worker", *argv, "-c", "2")
+        finish([seed, joined], timeout=90)
+        out = tmp_path / "pages.jsonl"
+        assert main(["export", "--redis", server.url, "--crawl-id", "spa", "-o", str(out)]) == 0
+        pages = [json.loads(line) for line in out.read_text().splitlines()]
+        assert len(pages) == 24 and all(page["rendered"] for page in pages)
+        assert site.traffic.count("/api/secret") == 0
+    finally:
+        site.stop()

@@ -37,7 +37,13 @@ from ._stack import FetchStack
 from ._urls import parse_base_url, split_host, url_key
 from .control._links import LinkTargets, TrapGuard
 from .control._rules import CrawlScope, LinkRules, default_scope
-from .control._stored import check_credentials, origin_of, rules_to_take, stored_options
+from .control._stored import (
+    check_credentials,
+    origin_of,
+    render_to_take,
+    rules_to_take,
+    stored_options,
+)
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 from .parse._extraction import Extraction
 from .parse._pool import Parser
@@ -145,18 +151,6 @@ class AsyncCrawler(CourseAPI):
         self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
         self._job.unconverted = self.stats.unconverted
         self._renderer: contextlib.AbstractAsyncContextManager[Any] | None = None
-        if config.render.mode != "never":
-            from .render._renderer import Renderer
-
-            renderer = Renderer(
-                config,
-                self._client,
-                self._job.allowed,
-                self.scope,
-                self._parser.parse,
-                self.stats.rendered,
-            )
-            self._job.render = self._renderer = renderer
         self._sitemap_keys: set[str] = set()
         self._targets = self._link_targets()
         self._on_page = on_page
@@ -180,8 +174,19 @@ class AsyncCrawler(CourseAPI):
             self._take_stored_rules()
             await stack.enter_async_context(self._stack)
             await stack.enter_async_context(self._parser)
-            if self._renderer is not None:
-                await stack.enter_async_context(self._renderer)
+            if self.config.render.mode != "never":
+                from .render._renderer import Renderer
+
+                renderer = Renderer(
+                    self.config,
+                    self._client,
+                    self._job.allowed,
+                    self.scope,
+                    self._parser.parse,
+                    self.stats.rendered,
+                )
+                self._job.render = self._renderer = renderer
+                await stack.enter_async_context(renderer)
             self._resources = stack.pop_all()
         return self
 
@@ -213,6 +218,7 @@ class AsyncCrawler(CourseAPI):
             extraction = Extraction.from_json(dumps(options["extract"]))
             self.config = replace(self.config, extract=extraction.rules)
             self._parser.extraction = extraction
+        self.config = render_to_take(options, self.config, where)
         rules = rules_to_take(options, self.config, where)
         if rules is None:
             return

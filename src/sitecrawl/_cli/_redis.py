@@ -26,7 +26,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from .._config import CrawlConfig, Requests
+    from .._config import CrawlConfig, Render, Requests
     from .._exceptions import StateError
     from .._models import Page
     from ..frontier._redis import CrawlStatus, RedisFrontier
@@ -125,7 +125,29 @@ def config_from_dict(
         subdomains=stored["subdomains"],
         processes=local.get("processes") or 1,
         extract=tuple(Rule(**rule) for rule in stored.get("extract") or ()),
+        render=_render_here(stored.get("render")),
     )
+
+
+def _render_here(stored: dict[str, Any] | None) -> Render:
+    """The crawl's rendering on this machine: its browser if it has the one the crawl was
+    started with, else Chromium on PATH; a :class:`UsageError` names what to install when
+    the crawl renders and this machine cannot."""
+    from .._config import Render
+    from .._exceptions import ConfigError
+    from ..render._browser import find_browser
+
+    render = Render(**stored) if stored else Render()
+    if render.mode == "never":
+        return render
+    for browser in dict.fromkeys([render.browser, None]):
+        try:
+            find_browser(dataclasses.replace(render, browser=browser))
+        except ConfigError as exc:
+            error = exc
+        else:
+            return dataclasses.replace(render, browser=browser)
+    raise UsageError(f"the crawl in Redis renders pages (--render {render.mode}): {error}")
 
 
 def crawl_id_of(text: str) -> str:

@@ -9,6 +9,7 @@ far were decided by the stored ones.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 from typing import Any
 
@@ -33,7 +34,32 @@ def stored_options(config: CrawlConfig) -> dict[str, Any]:
     }
     if config.extract:  # a resume without --extract runs the rules it began with
         options["extract"] = [rule.to_json() for rule in config.extract]
+    if config.render.mode != "never":  # and one without --render renders as it began to
+        render = dataclasses.asdict(config.render)
+        del render["browser"]  # this machine's
+        options["render"] = render
     return options
+
+
+def render_to_take(options: dict[str, Any] | None, config: CrawlConfig, where: str) -> CrawlConfig:
+    """The config a resumed crawl runs with: a run that renders nothing (``--render never``)
+    of a crawl that began rendering takes its rendering, with this machine's browser; a
+    :class:`StateError` names what to install when it has none."""
+    stored = (options or {}).get("render")
+    if not stored or config.render.mode != "never":
+        return config
+    from .._config import Render
+    from .._exceptions import ConfigError
+
+    render = Render(**stored, browser=config.render.browser)
+    try:
+        from ..render._browser import find_browser
+
+        find_browser(render)
+    except ConfigError as exc:
+        message = f"this crawl renders pages (--render {render.mode}): {exc}"
+        raise StateError(message, path=where) from None
+    return replace(config, render=render)
 
 
 def check_credentials(options: dict[str, Any] | None, config: CrawlConfig, where: str) -> None:

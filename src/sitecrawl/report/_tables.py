@@ -227,6 +227,8 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
         ),
     ]
     from ._extraction import extraction_tables
+    from ._javascript import javascript_tables
 
-    tables[-2:-2] = extraction_tables(data.pages)  # before the two lists of everything
+    # Before the two lists of everything.
+    tables[-2:-2] = javascript_tables(data.pages) + extraction_tables(data.pages)
     return [table.capped(max_rows) for table in tables]

@@ -7,7 +7,8 @@ writes the same schema) and rows as dicts, generated from :class:`~sitecrawl.Pag
     pages      one row per crawled URL: the page record
     links      one row per link of a page, duplicates included: source_url, position,
                target_url, anchor_text (an image's alt), rel, kind (a, img, link, script,
-               iframe), internal, and the target's status and error when it was crawled
+               iframe), internal, the target's status and error when it was crawled, and
+               source: ``js`` for an ``a`` link JavaScript added (``--render``), else ``html``
     redirects  one row per redirect hop: url (as requested), hop (1, 2, ...), hop_url,
                status (3xx), final_url and final_status (where the chain ended)
     images     one row per ``<img src>``: page_url, src, alt (None when absent)
@@ -78,6 +79,7 @@ LINKS = TableSpec(
         ("target_status", "int"),
         ("target_error", "str"),
         ("target_error_kind", "str"),
+        ("source", "str"),
     ),
 )
 REDIRECTS = TableSpec(
@@ -192,6 +194,7 @@ def _rows(
             if kind == "img":
                 yield {"page_url": page.url, "src": url, "alt": text}
     else:
+        added_by_js = set(page.js_links)
         for position, (url, text, rel, kind) in enumerate(page.links):
             target_status, target_error, target_kind = targets.get(_key(url), _UNKNOWN)
             yield {
@@ -205,6 +208,7 @@ def _rows(
                 "target_status": target_status,
                 "target_error": target_error,
                 "target_error_kind": target_kind,
+                "source": "js" if kind == "a" and url in added_by_js else "html",
             }
 
 
