@@ -38,7 +38,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 @pytest.fixture
 async def frontier(backend: Backend, tmp_path: Path) -> AsyncIterator[Frontier]:
-    async with backend.make(tmp_path) as opened:
+    async with backend.make(tmp_path) as opened, opened.working():
         yield opened
 
 
@@ -103,6 +103,40 @@ async def test_claim_marks_seen_without_queuing(frontier: Frontier) -> None:
     assert [r.key for r in await drain(frontier)] == ["site.test/y"]
 
 
+async def test_complete_queues_the_links_and_ends_the_lease(frontier: Frontier) -> None:
+    await frontier.add([req("/a"), req("/b")])
+    a = await frontier.next()
+    assert a is not None and a.key == "site.test/a"
+    links = [req("/b", 1), req("/c", 1), req("/c/", 1), req("/d", 1)]
+    assert await frontier.complete(a, page_for(a), links) == 2  # /b was seen, /c twice
+    order = [r.key.removeprefix("site.test/") for r in await drain(frontier)]
+    assert order == ["b", "c", "d"]
+    assert (await frontier.stats()).done == 4
+
+
+async def test_an_abandoned_lease_goes_back_its_links_queued(frontier: Frontier) -> None:
+    await frontier.add([req("/a", 1), req("/b", 1)])
+    a = await frontier.next()
+    assert a is not None and a.key == "site.test/a"
+    assert await frontier.complete(a, None, [req("/c", 2)]) == 1
+    assert [r.key for r in await drain(frontier)] == ["site.test/a", "site.test/b", "site.test/c"]
+
+
+async def test_leaving_working_hands_back_what_was_not_handed_out(
+    backend: Backend, tmp_path: Path
+) -> None:
+    async with backend.make(tmp_path) as frontier:
+        await frontier.add([req("/a"), req("/b"), req("/c")])
+        async with frontier.working():
+            a = await frontier.next()
+            assert a is not None
+            assert (await frontier.stats()).queued == 2
+            await frontier.complete(a, page_for(a))
+        assert await frontier.stats() == FrontierStats(seen=3, queued=2, in_flight=0, done=1)
+        async with frontier.working():
+            assert [r.key for r in await drain(frontier)] == ["site.test/b", "site.test/c"]
+
+
 async def test_stats_count_seen_queued_leased_done(frontier: Frontier) -> None:
     assert await frontier.stats() == FrontierStats(seen=0, queued=0, in_flight=0, done=0)
     await frontier.add([req("/a"), req("/b"), req("/c"), req("/a")])
@@ -119,21 +153,21 @@ async def test_stats_count_seen_queued_leased_done(frontier: Frontier) -> None:
 
 @pytest.mark.parametrize("durable", DURABLE, ids=lambda backend: backend.name)
 async def test_state_survives_close_and_reopen(durable: Backend, tmp_path: Path) -> None:
-    async with durable.make(tmp_path) as frontier:
+    async with durable.make(tmp_path) as frontier, frontier.working():
         await frontier.add([req("/a", 0), req("/b", 1), req("/c", 1), req("/d", 2)])
         a = await frontier.next()
         b = await frontier.next()
         assert a is not None and b is not None
         await frontier.mark_done(a, page_for(a))
         # b is still leased when the frontier closes: its lease must not be lost
-    async with durable.make(tmp_path) as frontier:
+    async with durable.make(tmp_path) as frontier, frontier.working():
         assert await frontier.stats() == FrontierStats(seen=4, queued=3, in_flight=0, done=1)
         assert await frontier.add([req("/a"), req("/b", 1), req("/e", 3)]) == 1
         assert not await frontier.claim("site.test/c")
         order = [r.key.removeprefix("site.test/") for r in await drain(frontier)]
         assert order == ["b", "c", "d", "e"]
         assert await frontier.is_finished()
-    async with durable.make(tmp_path) as frontier:
+    async with durable.make(tmp_path) as frontier, frontier.working():
         assert await frontier.is_finished()
         assert await frontier.next() is None
         assert (await frontier.stats()).done == 5

@@ -120,8 +120,9 @@ async def crawl(frontier: Frontier, pages: list[Page]) -> None:
     """Store ``pages`` the way the crawler does: queued, leased, done with the page."""
     await frontier.add([request(p.url.removeprefix(B), p.depth) for p in pages])
     by_url = {p.url: p for p in pages}
-    while (leased := await frontier.next()) is not None:
-        await frontier.mark_done(leased, by_url[leased.url])
+    async with frontier.working():
+        while (leased := await frontier.next()) is not None:
+            await frontier.mark_done(leased, by_url[leased.url])
 
 
 async def read(store: PageStore) -> list[Page]:

@@ -159,7 +159,8 @@ def test_a_worker_killed_with_sigkill_hands_its_pages_over(
     assert set(fetched) == expected_paths(40)
     assert len(fetched) <= 40 + 2  # only what the dead worker (-c 2) had in flight, again
     reclaimed = redis.Redis(port=server.port).hget("sitecrawl:{killed}:counts", "reclaimed")
-    assert 1 <= int(reclaimed or 0) <= 2  # type: ignore[arg-type]
+    # Its leases: the two in flight, and the one it took ahead (-c 2 leases 1 per call).
+    assert 1 <= int(reclaimed or 0) <= 3  # type: ignore[arg-type]
     assert max(slow_site.traffic.host_peak.values()) <= 4
 
 

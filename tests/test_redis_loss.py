@@ -126,7 +126,7 @@ async def test_a_frontier_whose_heartbeat_failed_takes_no_more_work(
         server.url, crawl_id="beat", base_url=base, lease_ttl=0.3, reconnect_timeout=0.5
     )
     with caplog.at_level(logging.ERROR):
-        async with frontier:
+        async with frontier, frontier.working():
             await frontier.add(requests)
             first = await frontier.next()
             assert first is not None
@@ -139,7 +139,8 @@ async def test_a_frontier_whose_heartbeat_failed_takes_no_more_work(
                 await frontier.mark_done(first, Page(url=first.url, status=200))
         assert "never retrieved" not in caplog.text
     # Its lease went back to the queue: another worker crawls all three pages.
-    async with RedisFrontier(server.url, crawl_id="beat", lease_ttl=0.3) as other:
+    other = RedisFrontier(server.url, crawl_id="beat", lease_ttl=0.3)
+    async with other, other.working():
         got = set()
         for _ in range(100):
             request = await other.next()

@@ -266,7 +266,7 @@ class AsyncCrawler(CourseAPI):
         # A resumed crawl: max_pages counts the pages of earlier runs too.
         self.stats.resumed = self._started = (await self.frontier.stats()).done
         try:
-            async with asyncio.TaskGroup() as workers:
+            async with self.frontier.working(), asyncio.TaskGroup() as workers:
                 for _ in range(self.max_concurrency):
                     workers.create_task(self._worker())
             if not self.interrupted:
@@ -301,15 +301,17 @@ class AsyncCrawler(CourseAPI):
                 continue
             self._in_flight += 1
             page = None  # stays None when the fetch is abandoned: the frontier requeues it
+            links: list[Request] = []  # the page's links to queue as it is done
             try:
-                page = await self._crawl_request(request)
+                page = await self._crawl_request(request, links)
             finally:
                 self._in_flight -= 1
-                await frontier.mark_done(request, page)
-                if self._in_flight == 0:
+                if await frontier.complete(request, page, links) or self._in_flight == 0:
                     self._notify()
 
-    async def _crawl_request(self, request: Request) -> Page:
+    async def _crawl_request(self, request: Request, queue: list[Request] | None = None) -> Page:
+        """Fetch and record ``request``; its links to queue go to ``queue`` (queued with the
+        lease's end), or without one, to the frontier now."""
         previous = None
         if self.config.politeness.revalidate:
             previous = await self.frontier.previous_page(request.key)
@@ -318,7 +320,11 @@ class AsyncCrawler(CourseAPI):
         if request.depth == 0 and page.redirects and page.final_url:
             await self._start_redirected(request.url, page.final_url)
         if links:
-            await self._enqueue(links, request)
+            batch = self._to_queue(links, request)
+            if queue is not None:
+                queue += batch
+            elif batch and await self.frontier.add(batch):
+                self._notify()
         await self._record(request, page)
         return page
 
@@ -414,11 +420,12 @@ class AsyncCrawler(CourseAPI):
                 self.stats.notes.append(note)
                 logger.warning("%s", note)
 
-    async def _enqueue(self, links: list[str], parent: Request) -> None:
+    def _to_queue(self, links: list[str], parent: Request) -> list[Request]:
+        """The requests of a page's links to queue (in scope, within limits, not traps)."""
         depth = parent.depth + 1
         limits = self.config.limits
         if limits.max_depth is not None and depth > limits.max_depth:
-            return
+            return []
         referrer = parent.url
         targets = self._targets
         batch = [
@@ -428,8 +435,7 @@ class AsyncCrawler(CourseAPI):
         self.stats.dropped_links = targets.rejected
         if targets.trapped:
             self._note_traps(targets.trapped)
-        if batch and await self.frontier.add(batch):
-            self._notify()
+        return batch
 
     def _note_traps(self, trapped: list[str]) -> None:
         notes = self.stats.notes

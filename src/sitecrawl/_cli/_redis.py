@@ -239,6 +239,8 @@ async def work(
     limits = dataclasses.replace(config.limits, max_pages=None)
     config = dataclasses.replace(config, limits=limits)
     throttle = RedisThrottle(frontier, config.politeness, max_limit=per_host)
+    # Leases taken ahead per round trip: about what half the requests in flight ask for.
+    frontier.lease_batch = max(1, config.limits.max_concurrency // 2)
     crawler = AsyncCrawler(
         config.base_url, config=config, frontier=frontier, throttle=throttle, keep_pages=False
     )

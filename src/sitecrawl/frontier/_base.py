@@ -12,8 +12,10 @@ implementing them; one parametrized test suite holds every backend to the same b
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -95,6 +97,23 @@ class Frontier(ABC):
     async def mark_done(self, request: Request, page: Page | None = None) -> None:
         """End the lease of a request handed out by :meth:`next`: done with its ``page``, or,
         with None (its fetch was abandoned), back in the queue ahead of its depth."""
+
+    async def complete(
+        self, request: Request, page: Page | None, links: Sequence[Request] = ()
+    ) -> int:
+        """:meth:`add` the page's ``links``, then :meth:`mark_done` the request; return how
+        many links were queued. A backend may do both in one step (the links are never
+        queued later than the page is done). Default: the two calls."""
+        added = await self.add(links) if links else 0
+        await self.mark_done(request, page)
+        return added
+
+    def working(self) -> AbstractAsyncContextManager[None]:
+        """The lifetime of this process as a worker taking leases: :meth:`next` is called
+        inside ``async with frontier.working():`` only. A shared backend registers the worker
+        and renews its leases while it lasts, and hands back on leaving the leases it took
+        ahead and did not hand out. Default: nothing to do."""
+        return contextlib.nullcontext()
 
     @abstractmethod
     async def is_finished(self) -> bool:

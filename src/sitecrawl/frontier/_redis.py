@@ -25,11 +25,17 @@ tag: one crawl, one slot). Layout::
 Every multi-key update is one Lua script, so it is atomic, and every script first checks the
 crawl's epoch (see :mod:`._redis_crawl`): a Redis restarted empty or flushed, or a crawl
 started over, fails every call of every process instead of crawling into an empty crawl.
-A lease lasts ``lease_ttl`` seconds
-and is renewed by a heartbeat while its page is in flight; a worker that dies stops renewing,
-and the next :meth:`~RedisFrontier.next` of any worker puts its expired leases back in the
-queue. :meth:`~RedisFrontier.mark_done` stores a page only for the worker that holds the lease,
-or when the lease had expired and the request waits in the queue again: a page is stored once.
+A worker takes leases inside ``async with frontier.working():``, which registers it in
+``workers`` and runs its heartbeat. It leases ``lease_batch`` requests per call and hands them
+out one by one (:meth:`~RedisFrontier.next`); a lease lasts ``lease_ttl`` seconds and the
+heartbeat renews every lease the worker holds, handed out or not. A worker that dies stops
+renewing, and the next lease call of any worker puts its expired leases back in the queue;
+leaving ``working()`` (or closing) hands back those not handed out.
+:meth:`~RedisFrontier.mark_done` (and :meth:`~RedisFrontier.complete`, which queues the page's
+links in the same script) stores a page only for the worker that holds the lease, or when the
+lease had expired and the request waits in the queue again: a page is stored once, and it
+returns once Redis has it. Calls made while others are on the wire go together in one round
+trip (:class:`~._redis_crawl.Pipeline`).
 
 A lost connection is retried (redis-py's ``Retry`` with exponential backoff, then a reconnect
 loop of up to ``reconnect_timeout`` seconds around every call); scripts are idempotent enough
@@ -43,10 +49,12 @@ extra.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import os
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,7 +98,7 @@ class RedisFrontier(RedisCrawl, Frontier):
     ``base_url`` and ``config`` are read from it. Problems (unreachable Redis, unknown crawl,
     another site's crawl, and later a lost Redis or crawl) raise :class:`~sitecrawl.StateError`.
     ``max_pages`` is the whole crawl's page budget, held in Redis for every worker: give the
-    crawler itself none.
+    crawler itself none. ``lease_batch`` requests are leased per round trip.
     """
 
     stores_pages = True
@@ -107,9 +115,12 @@ class RedisFrontier(RedisCrawl, Frontier):
         lease_ttl: float = 30.0,
         max_pages: int | None = None,
         reconnect_timeout: float = 60.0,
+        lease_batch: int = 8,
     ) -> None:
         if lease_ttl <= 0:
             raise ConfigError("lease_ttl must be positive")
+        if lease_batch < 1:
+            raise ConfigError("lease_batch must be at least 1")
         super().__init__(
             url,
             crawl_id=crawl_id,
@@ -120,10 +131,13 @@ class RedisFrontier(RedisCrawl, Frontier):
         )
         self.lease_ttl = lease_ttl
         self.max_pages = max_pages
+        self.lease_batch = lease_batch
         self.token = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._leases: dict[str, str] = {}  # request key -> member
+        self._leases: dict[str, str] = {}  # request key -> member, every lease held
+        self._ready: deque[str] = deque()  # members leased, not handed out yet
+        self._leasing = asyncio.Lock()  # one lease call at a time; the others take its batch
         self._scripts: dict[str, CrawlScript] = {}
-        self._heartbeat: asyncio.Task[None] | None = None  # from the first next(): a worker
+        self._heartbeat: asyncio.Task[None] | None = None  # inside working()
         self._opened = 0
         k = self.prefix
         self._k_counts, self._k_queue, self._k_leases = k + "counts", k + "queue", k + "leases"
@@ -156,17 +170,51 @@ class RedisFrontier(RedisCrawl, Frontier):
         client = self._client
         if client is None or self._opened:
             return
+        await self._stop_heartbeat()
+        self._ready.clear()
+        try:
+            if self.lost is None:  # else nothing is left to hand back
+                await self._hand_back(list(self._leases))
+                await self.call(lambda: client.zrem(self._k_workers, self.token))
+        finally:
+            await self.disconnect()
+
+    @contextlib.asynccontextmanager
+    async def working(self) -> AsyncIterator[None]:
+        """This process as a worker of the crawl: registered (alive) and its leases renewed
+        every third of ``lease_ttl`` while it lasts; on leaving, the leases not handed out
+        go back to the queue and the worker is no longer counted alive."""
+        if self._heartbeat is not None:
+            raise RuntimeError("RedisFrontier.working() entered twice")
+        await self.call(self._beat)
+        self._heartbeat = asyncio.create_task(self._heartbeats())
+        try:
+            yield
+        finally:
+            await self._stop_heartbeat()
+            if self.lost is None and self._client is not None:
+                await self._hand_back_ready()
+                client = self._client
+                await self.call(lambda: client.zrem(self._k_workers, self.token))
+
+    async def _stop_heartbeat(self) -> None:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             await asyncio.gather(self._heartbeat, return_exceptions=True)
             self._heartbeat = None
-        try:
-            if self.lost is None:  # else nothing is left to hand back
-                for key in list(self._leases):
-                    await self.call(functools.partial(self._end, key, ""))
-                await self.call(lambda: client.zrem(self._k_workers, self.token))
-        finally:
-            await self.disconnect()
+
+    async def _hand_back(self, keys: list[str]) -> None:
+        """Release these leases (``keys`` in the order leased): each goes back ahead of its
+        depth, so the last released is first: released last to first, they keep their
+        order."""
+        for key in reversed(keys):
+            await self.call(functools.partial(self._end, key, ""))
+
+    async def _hand_back_ready(self) -> None:
+        """Release the leases taken ahead and not handed out."""
+        ready = [member.split("\n", 2)[1] for member in self._ready]
+        self._ready.clear()
+        await self._hand_back(ready)
 
     async def _beat(self) -> None:
         ttl = round(self.lease_ttl * 1000)
@@ -192,10 +240,7 @@ class RedisFrontier(RedisCrawl, Frontier):
             return 0
         keys = [self._k_counts, self._k_queue]
         args: list[int | str] = []
-        for r in requests:
-            fp = fingerprint(r.key)
-            keys.append(f"{self.prefix}seen:{fp & _BUCKET_MASK:04x}")
-            args += [fp, f"{r.depth}\n{r.key}\n{r.url}"]
+        self._add_args(requests, keys, args)
         script = self._scripts["add"]
         added: int = await self.call(lambda: script(keys, args))
         return added
@@ -207,38 +252,74 @@ class RedisFrontier(RedisCrawl, Frontier):
         return bool(await self.call(lambda: script(keys, [fp])))
 
     async def next(self) -> Request | None:
-        if self._heartbeat is None:  # a worker from now on: alive, renewing its leases
-            await self.call(self._beat)
-            self._heartbeat = asyncio.create_task(self._heartbeats())
-        keys = [self._k_counts, self._k_queue, self._k_leases, self._k_owners]
-        args: list[str | int] = [self.token, round(self.lease_ttl * 1000), self.max_pages or 0]
-        script = self._scripts["next"]
-        member = await self.call(lambda: script(keys, args))
-        if member is None:
+        if self._heartbeat is None:
+            raise RuntimeError("RedisFrontier.next() outside 'async with frontier.working()'")
+        self.check()  # a lost worker hands out none of the leases it took ahead
+        if not self._ready:
+            async with self._leasing:
+                if not self._ready:  # else another task's batch came in meanwhile
+                    await self.call(self._lease)
+        if not self._ready:
             return None
-        depth, key, url = member.split("\n", 2)
-        self._leases[key] = member
+        depth, key, url = self._ready.popleft().split("\n", 2)
         return Request(url=url, key=key, depth=int(depth))
 
+    async def _lease(self) -> None:
+        keys = [self._k_counts, self._k_queue, self._k_leases, self._k_owners]
+        args: list[str | int] = [self.token, round(self.lease_ttl * 1000), self.max_pages or 0]
+        args.append(self.lease_batch)
+        members: list[str] = await self._scripts["next"](keys, args)
+        for member in members:
+            self._leases[member.split("\n", 2)[1]] = member
+        self._ready.extend(members)
+
     async def mark_done(self, request: Request, page: Page | None = None) -> None:
+        await self.complete(request, page)
+
+    async def complete(
+        self, request: Request, page: Page | None, links: Sequence[Request] = ()
+    ) -> int:
+        """:meth:`mark_done` and :meth:`add` in one script: one step in Redis."""
+        if page is None and self._ready:  # those leased after it go back behind it
+            await self._hand_back_ready()
         record = "" if page is None else _dumps(encode(page))
         error = page is not None and page.error is not None
-        await self.call(lambda: self._end(request.key, record, error=error))
+        end = functools.partial(self._end, request.key, record, error=error, links=links)
+        return await self.call(end)
 
-    async def _end(self, key: str, record: str, *, error: bool = False) -> None:
+    async def _end(
+        self, key: str, record: str, *, error: bool = False, links: Sequence[Request] = ()
+    ) -> int:
         member = self._leases[key]
         keys = [self._k_counts, self._k_queue, self._k_leases, self._k_owners, self._k_pages]
         args: list[str | int] = [member, self.token, record, int(error)]
-        await self._scripts["mark_done"](keys, args)
+        self._add_args(links, keys, args)
+        added: int = await self._scripts["mark_done"](keys, args)
         del self._leases[key]
+        return added
+
+    def _add_args(
+        self, requests: Sequence[Request], keys: list[str], args: list[str | int]
+    ) -> None:
+        """Append each request's seen bucket to ``keys``, its fingerprint and member to
+        ``args`` (as ADD and MARK_DONE take them)."""
+        bucket = self.prefix + "seen:"
+        for r in requests:
+            fp = fingerprint(r.key)
+            keys.append(f"{bucket}{fp & _BUCKET_MASK:04x}")
+            args += [fp, f"{r.depth}\n{r.key}\n{r.url}"]
 
     async def is_finished(self) -> bool:
         return (await self.status()).finished
 
     async def stats(self) -> FrontierStats:
         full = await self.status()
+        ahead = len(self._ready)  # leased ahead, not handed out: still queued, to this worker
         return FrontierStats(
-            seen=full.seen, queued=full.queued, in_flight=full.in_flight, done=full.done
+            seen=full.seen,
+            queued=full.queued + ahead,
+            in_flight=full.in_flight - ahead,
+            done=full.done,
         )
 
     # -- shared state -----------------------------------------------------------------------

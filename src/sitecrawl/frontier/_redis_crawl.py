@@ -90,6 +90,7 @@ class RedisCrawl:
         self._redis: Any = None
         self._client: Any = None  # redis.asyncio.Redis: its stubs type pipelines poorly
         self._k_config = self.prefix + "config"
+        self.pipeline = Pipeline(self)
 
     @property
     def client(self) -> Any:
@@ -230,6 +231,11 @@ class RedisCrawl:
                     continue
                 raise StateError(f"Redis at {where}: {exc}", path=where) from None
 
+    def check(self) -> None:
+        """Raise StateError when the crawl is lost (as every call then does)."""
+        if self.lost is not None:
+            raise StateError(self.lost, path=redact(self.url))
+
     def lose(self, reason: str) -> None:
         """From now on every call raises StateError with ``reason`` (the first one kept)."""
         if self.lost is None:
@@ -238,7 +244,8 @@ class RedisCrawl:
 
 class CrawlScript:
     """A Lua script of a crawl, called as ``script(keys, args)``: the crawl's config key and
-    epoch go last, for the guard to check and take off."""
+    epoch go last, for the guard to check and take off. Calls go through the crawl's
+    :class:`Pipeline`."""
 
     __slots__ = ("_crawl", "_script")
 
@@ -248,7 +255,93 @@ class CrawlScript:
 
     async def __call__(self, keys: Sequence[str], args: Sequence[str | int | float]) -> Any:
         crawl = self._crawl
-        return await self._script([*keys, crawl._k_config], [*args, crawl.epoch])
+        return await crawl.pipeline.run(
+            self._script, [*keys, crawl._k_config, *args, crawl.epoch], len(keys) + 1
+        )
+
+
+class Pipeline:
+    """Script calls made while a batch is on the wire wait, then go together, in the order
+    made, as one pipeline: one round trip (one write, one read) for all of them. Each script
+    still runs whole and alone in Redis; a caller gets its own reply or error, and is
+    answered only once Redis has run its call, as with a call of its own."""
+
+    __slots__ = ("_crawl", "_queue", "_sender", "batches", "calls")
+
+    def __init__(self, crawl: RedisCrawl) -> None:
+        self._crawl = crawl
+        self._queue: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]] = []
+        self._sender: asyncio.Task[None] | None = None
+        self.batches = 0  # round trips made (for benchmarks)
+        self.calls = 0
+
+    async def run(self, script: AsyncScript, words: list[Any], numkeys: int) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue.append((script, words, numkeys, future))
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send())
+        return await future
+
+    async def _send(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                batch = [call for call in batch if not call[3].done()]  # cancelled waiting
+                if batch:
+                    await self._send_batch(batch)
+        finally:
+            self._sender = None
+
+    async def _send_batch(
+        self, batch: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]]
+    ) -> None:
+        errors = self._crawl._redis.exceptions
+        self.batches += 1
+        self.calls += len(batch)
+        try:
+            replies = await self._execute(batch)
+            missing = {
+                id(s): s
+                for (s, *_), r in zip(batch, replies, strict=True)
+                if isinstance(r, errors.NoScriptError)
+            }
+            if missing:  # a Redis restarted, or scripts flushed: load them, run those again
+                for script in missing.values():
+                    script.sha = await self._crawl.client.script_load(script.script)
+                again = [
+                    call
+                    for call, r in zip(batch, replies, strict=True)
+                    if isinstance(r, errors.NoScriptError)
+                ]
+                answers = iter(await self._execute(again))
+                replies = [
+                    next(answers) if isinstance(r, errors.NoScriptError) else r for r in replies
+                ]
+        except Exception as exc:
+            for *_, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        except BaseException:
+            for *_, future in batch:
+                future.cancel()
+            raise
+        for (*_, future), reply in zip(batch, replies, strict=True):
+            if future.done():
+                continue
+            if isinstance(reply, Exception):
+                future.set_exception(reply)
+            else:
+                future.set_result(reply)
+
+    async def _execute(
+        self, batch: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]]
+    ) -> list[Any]:
+        pipe = self._crawl.client.pipeline(transaction=False)
+        for script, words, numkeys, _ in batch:
+            pipe.evalsha(script.sha, numkeys, *words)
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        return replies
 
 
 def _glob_escape(text: str) -> str:

@@ -31,13 +31,20 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 """
-# KEYS: counts, queue, one seen bucket per request. ARGV: fingerprint, member per request.
-ADD = f"""
+
+
+def _adds(first: int, argv: int) -> str:
+    """Lua: queue each request whose fingerprint is new to its seen bucket, counted in
+    ``added``. The buckets are KEYS[first] on; the fingerprint and member of the request of
+    KEYS[first + n] are ARGV[argv + 2n] and ARGV[argv + 2n + 1]. KEYS[1] and KEYS[2] are the
+    counts and the queue."""
+    return f"""
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
 local added = 0
-for i = 3, #KEYS do
-  local m = ARGV[2 * i - 4]
-  if redis.call('SADD', KEYS[i], ARGV[2 * i - 5]) == 1 then
+for i = {first}, #KEYS do
+  local fp = ARGV[{argv} + 2 * (i - {first})]
+  local m = ARGV[{argv} + 2 * (i - {first}) + 1]
+  if redis.call('SADD', KEYS[i], fp) == 1 then
     seq = seq + 1
     redis.call('ZADD', KEYS[2], {_SCORE.format("+ seq")}, m)
     added = added + 1
@@ -47,8 +54,11 @@ if added > 0 then
   redis.call('HSET', KEYS[1], 'seq', seq)
   redis.call('HINCRBY', KEYS[1], 'seen', added)
 end
-return added
 """
+
+
+# KEYS: counts, queue, one seen bucket per request. ARGV: fingerprint, member per request.
+ADD = _adds(3, 1) + "return added\n"
 # KEYS: counts, bucket. ARGV: fingerprint.
 CLAIM = """
 if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
@@ -57,8 +67,10 @@ if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
 end
 return 0
 """
-# KEYS: counts, queue, leases, owners. ARGV: token, lease ms, max pages (0: none): pages done
-# and leased together never pass it, so the crawl stores exactly that many.
+# KEYS: counts, queue, leases, owners. ARGV: token, lease ms, max pages (0: none), how many
+# to lease. Returns the members leased, in queue order and all of the lowest depth queued
+# (none when none is queued): pages done and leased together never pass max pages, so the
+# crawl stores exactly that many.
 NEXT = f"""
 {_NOW}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)
@@ -69,21 +81,32 @@ for _, m in ipairs(expired) do
   redis.call('HDEL', KEYS[4], m)
   redis.call('HINCRBY', KEYS[1], 'reclaimed', 1)
 end
+local want = tonumber(ARGV[4])
 local cap = tonumber(ARGV[3])
 if cap > 0 then
   local done = tonumber(redis.call('HGET', KEYS[1], 'done') or '0')
-  if done + redis.call('ZCARD', KEYS[3]) >= cap then return false end
+  want = math.min(want, cap - done - redis.call('ZCARD', KEYS[3]))
+  if want <= 0 then return {{}} end
 end
-local popped = redis.call('ZPOPMIN', KEYS[2])
-if #popped == 0 then return false end
-local m = popped[1]
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), m)
-redis.call('HSET', KEYS[4], m, ARGV[1])
-return m
+local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if #first == 0 then return {{}} end
+local below = (math.floor(tonumber(first[2]) / 4294967296) + 1) * 4294967296
+local leased = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', string.format('(%.0f', below),
+  'LIMIT', 0, want)
+redis.call('ZREM', KEYS[2], unpack(leased))
+local deadline = now + tonumber(ARGV[2])
+for _, m in ipairs(leased) do
+  redis.call('ZADD', KEYS[3], deadline, m)
+  redis.call('HSET', KEYS[4], m, ARGV[1])
+end
+return leased
 """
-# KEYS: counts, queue, leases, owners, pages. ARGV: member, token, page JSON ('' to release),
-# 1 when the page is an error.
+# KEYS: counts, queue, leases, owners, pages, then one seen bucket per link. ARGV: member,
+# token, page JSON ('' to release), 1 when the page is an error, then fingerprint, member per
+# link. The page's links are queued (as ADD) in the same step that records it. Returns how
+# many links were queued.
 MARK_DONE = f"""
+{_adds(6, 5)}
 local m = ARGV[1]
 if redis.call('HGET', KEYS[4], m) == ARGV[2] then
   redis.call('ZREM', KEYS[3], m)
@@ -91,15 +114,15 @@ if redis.call('HGET', KEYS[4], m) == ARGV[2] then
   if ARGV[3] == '' then
     local front = redis.call('HINCRBY', KEYS[1], 'front', 1)
     redis.call('ZADD', KEYS[2], {_SCORE.format("- front")}, m)
-    return 1
+    return added
   end
 elseif ARGV[3] == '' or redis.call('ZREM', KEYS[2], m) == 0 then
-  return 0
+  return added
 end
 redis.call('RPUSH', KEYS[5], ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'done', 1)
 if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[1], 'errors', 1) end
-return 1
+return added
 """
 # KEYS: leases, owners, workers. ARGV: token, lease ms, members held.
 HEARTBEAT = f"""

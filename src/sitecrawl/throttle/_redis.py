@@ -23,8 +23,12 @@ leaving waits for the releases still being sent and stops it. Layout, per host::
 - Backoff: ``until``, ``reason``, ``penalty``, the latency averages and the adaptive ``extra``
   delay follow :meth:`~._throttle.Adaptive.learn`, in Lua, one script per answer.
 
-Every script takes an optional time (ms) that it uses instead of ``TIME``: a throttle built
-with a ``clock`` (tests) passes it, so the Lua twins run on a scripted clock. A release is sent
+A worker's requests waiting for the same host ask together: one task tries to start all of
+them in one script call, in their order of arrival, exactly as if each had sent its own call
+(:data:`~._redis_lua.ACQUIRE`), and asks again for those left once the host may have room.
+Every script (:mod:`._redis_lua`) takes an optional time (ms) that it uses instead of ``TIME``:
+a throttle built with a ``clock`` (tests) passes it, so the Lua twins run on a scripted clock.
+Calls go through the crawl's pipeline (several in one round trip). A release is sent
 in the background (``release`` is synchronous on the hot path): until it lands, the host counts
 one request more in flight than it has, never fewer. Its reply refreshes the slot's view of
 the shared state, as the reply to each try to start does: no round trip is added for it.
@@ -43,134 +47,13 @@ from typing import TYPE_CHECKING, Any, Self
 
 from .._config import Politeness
 from ._local import Throttle, cap_crawl_delay, describe_wait
+from ._redis_lua import ACQUIRE, RELEASE, RENEW
 
 if TYPE_CHECKING:
     from ..frontier._redis import RedisFrontier
     from ..frontier._redis_crawl import CrawlScript
 
 _POLL = 0.025  # seconds between two tries of a full slot (a local release wakes sooner)
-_F = "string.format('%.3f', {})"
-
-
-def _now(arg: int) -> str:
-    """Lua: ``now`` in ms, from ``ARGV[arg]`` when given, else Redis's clock."""
-    return (
-        f"local now = tonumber(ARGV[{arg}])\n"
-        "if not now then local t = redis.call('TIME') now = t[1] * 1000 + t[2] / 1000 end"
-    )
-
-
-# What the slot sees of the shared state: {limit, extra ms, backoff ms left, reason}.
-_VIEW = "limit, tostring(extra), tostring(math.max(untl - now, 0)), reason or ''"
-
-# KEYS: host, tokens, waiting. ARGV: token, max limit, interval ms before jitter, jitter,
-# random, token ms, now ms (optional). Returns {wait ms (0: started, -1: full), view...}.
-# An entry of ``waiting`` older than a token's lifetime is a dead worker's and is dropped.
-_ACQUIRE = f"""
-{_now(7)}
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[6]))
-local h = redis.call('HMGET', KEYS[1], 'limit', 'next', 'until', 'extra', 'reason')
-local limit = tonumber(h[1]) or tonumber(ARGV[2])
-local nxt = tonumber(h[2]) or 0
-local untl = tonumber(h[3]) or 0
-local extra = tonumber(h[4]) or 0
-local reason = h[5]
-local free = limit - redis.call('ZCARD', KEYS[2])
-local ahead = redis.call('ZRANK', KEYS[3], ARGV[1]) or redis.call('ZCARD', KEYS[3])
-local wait = 0
-if ahead >= free then
-  redis.call('ZADD', KEYS[3], 'NX', {_F.format("now")}, ARGV[1])
-  wait = -1
-elseif math.max(nxt, untl) > now then
-  wait = math.max(nxt, untl) - now
-else
-  local interval = tonumber(ARGV[3]) + extra
-  if interval > 0 then interval = interval * (1 + tonumber(ARGV[4]) * tonumber(ARGV[5])) end
-  redis.call('HSET', KEYS[1], 'next', {_F.format("now + interval")})
-  redis.call('ZADD', KEYS[2], {_F.format("now + tonumber(ARGV[6])")}, ARGV[1])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-end
-return {{tostring(wait), {_VIEW}}}
-"""
-# KEYS: host, tokens. ARGV: token, status (-1: none), latency s, Retry-After s (-1: none),
-# max limit, adaptive (1/0), backoff s, max backoff s, now ms (optional). Adaptive.learn, on
-# the shared state. Returns the view, as _ACQUIRE does.
-_RELEASE = f"""
-{_now(9)}
-redis.call('ZREM', KEYS[2], ARGV[1])
-local status, latency, ra = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local maxl, adaptive = tonumber(ARGV[5]), ARGV[6] == '1'
-local backoff, cap = tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
-local h = redis.call('HMGET', KEYS[1], 'limit', 'until', 'extra', 'penalty', 'streak',
-  'lat', 'best', 'reason')
-local limit = tonumber(h[1]) or maxl
-local untl = tonumber(h[2]) or 0
-local extra = tonumber(h[3]) or 0
-local penalty = tonumber(h[4]) or 0
-local streak = tonumber(h[5]) or 0
-local lat, best = tonumber(h[6]), tonumber(h[7])
-local reason = h[8]
-local function fmt(ms)
-  if ms >= 10000 then return string.format('%.0f s', ms / 1000) end
-  return string.format('%.1f s', ms / 1000)
-end
-local function wait_until(u, why)
-  if u > untl then untl = u reason = why end
-end
-local function shrink()
-  streak = 0
-  if limit > 1 then limit = math.max(1, math.floor(limit / 2))
-  else extra = math.min(cap, math.max(250, extra * 2)) end
-end
-if status == 429 or status == 503 then
-  local episode = now >= untl
-  local wait = nil
-  if ra >= 0 then
-    wait = math.min(ra * 1000, cap)
-  elseif episode then
-    penalty = math.min(cap, math.max(backoff, penalty * 2))
-    wait = penalty
-  end
-  if wait then
-    wait_until(now + wait, 'backing off after ' .. status .. ' for ' .. fmt(wait))
-    if adaptive and episode then shrink() end
-  end
-elseif ra >= 0 and status >= 400 then
-  wait_until(now + ra * 1000, 'Retry-After after ' .. status)
-elseif status >= 0 and status < 500 and adaptive then
-  if lat then lat = 0.8 * lat + 0.2 * latency else lat = latency end
-  if best then best = math.min(best, lat) else best = lat end
-  if lat > 3 * best + 0.05 then
-    shrink()
-    best = lat
-  else
-    streak = streak + 1
-    if streak >= 5 then
-      streak = 0
-      penalty = penalty / 2
-      if extra > 0 then
-        if extra <= 250 then extra = 0 else extra = extra / 2 end
-      elseif limit < maxl then
-        limit = limit + 1
-      end
-    end
-  end
-  redis.call('HSET', KEYS[1], 'lat', lat, 'best', best)
-end
-redis.call('HSET', KEYS[1], 'limit', limit, 'until', {_F.format("untl")},
-  'extra', {_F.format("extra")}, 'penalty', {_F.format("penalty")}, 'streak', streak,
-  'reason', reason or '')
-return {{{_VIEW}}}
-"""
-# KEYS: tokens. ARGV: token ms, now ms ('': Redis's clock), tokens held.
-_RENEW = f"""
-{_now(2)}
-for i = 3, #ARGV do
-  redis.call('ZADD', KEYS[1], 'XX', {_F.format("now + tonumber(ARGV[1])")}, ARGV[i])
-end
-return 1
-"""
 
 
 class RedisThrottle(Throttle):
@@ -200,7 +83,7 @@ class RedisThrottle(Throttle):
         self._heartbeat: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Self:
-        for name, source in (("acquire", _ACQUIRE), ("release", _RELEASE), ("renew", _RENEW)):
+        for name, source in (("acquire", ACQUIRE), ("release", RELEASE), ("renew", RENEW)):
             self._scripts[name] = self.frontier.script(source)
         self._heartbeat = asyncio.create_task(self._renew_forever())
         return self
@@ -286,7 +169,10 @@ class RedisSlot:
         self.k_host = f"{throttle.frontier.prefix}host:{host}"
         self.k_tokens = self.k_host + ":tokens"
         self.k_waiting = self.k_host + ":waiting"
-        self._turn = asyncio.Lock()  # one task per worker asks Redis for this host at a time
+        # This worker's requests waiting to start, in arrival order: one task asks Redis for
+        # all of them at once, one call at a time (_ask).
+        self._asking: dict[str, asyncio.Future[None]] = {}
+        self._asker: asyncio.Task[None] | None = None
         self._freed = asyncio.Event()
 
     def set_crawl_delay(self, seconds: float | None) -> None:
@@ -301,39 +187,84 @@ class RedisSlot:
         """One try (one round trip) at starting a request holding ``token``: 0.0 when it
         started, else seconds to wait, or ``inf`` when the host is full (``token`` then keeps
         its place in the queue: try again with it)."""
-        throttle = self._throttle
-        p = self._p
-        base_ms = max(p.delay, self.crawl_delay or 0.0) * 1000
-        args: list[str | int | float] = [token, self.max_limit, base_ms, p.jitter]
-        args += [throttle.rng.random(), round(throttle.token_ttl * 1000)]
-        args.append(throttle.script_now(throttle.clock()))
-        keys = [self.k_host, self.k_tokens, self.k_waiting]
-        script = throttle.script("acquire")
-        wait, *view = await throttle.frontier.call(lambda: script(keys, args))
-        self._see(view)
-        wait = float(wait)
+        (wait,) = await self.try_start_many([token])
         if wait == 0:
             self.tokens.append(token)
             self.in_flight += 1
-            return 0.0
-        return float("inf") if wait < 0 else wait / 1000
+        return wait
+
+    async def try_start_many(self, tokens: list[str]) -> list[float]:
+        """One try at starting a request for each of ``tokens``, in order, in one call: per
+        token, as :meth:`try_start` (a token that started is not counted here yet)."""
+        throttle = self._throttle
+        p = self._p
+        base_ms = max(p.delay, self.crawl_delay or 0.0) * 1000
+        args: list[str | int | float] = [self.max_limit, base_ms, p.jitter]
+        args += [round(throttle.token_ttl * 1000), throttle.script_now(throttle.clock())]
+        for token in tokens:
+            args += [token, throttle.rng.random()]
+        keys = [self.k_host, self.k_tokens, self.k_waiting]
+        script = throttle.script("acquire")
+        reply = await throttle.frontier.call(lambda: script(keys, args))
+        self._see(reply[:4])
+        return [float("inf") if w < 0 else w / 1000 for w in map(float, reply[4:])]
 
     async def acquire(self) -> None:
         token = self._throttle.new_token()
-        async with self._turn:
-            while True:
-                try:
-                    wait = await self.try_start(token)
-                    if not wait:
-                        return
-                    if wait == float("inf"):
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self._freed.wait(), _POLL)
-                    else:
-                        await asyncio.sleep(wait)
-                except asyncio.CancelledError:
-                    self._throttle.spawn(self._leave(token))
-                    raise
+        started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._asking[token] = started
+        if self._asker is None:
+            self._asker = asyncio.create_task(self._ask())
+        try:
+            await started
+        except asyncio.CancelledError:
+            self._asking.pop(token, None)
+            if token in self.tokens:  # started as this task was cancelled
+                self.tokens.remove(token)
+                self.in_flight -= 1
+            self._throttle.spawn(self._leave(token))
+            raise
+
+    async def _ask(self) -> None:
+        """Try to start every waiting request of this worker, all in one call, until none
+        waits: sleep until the host's next start when it must wait, or until a release (or
+        ``_POLL``) when it is full."""
+        asking = self._asking
+        try:
+            while asking:
+                tokens = list(asking)
+                waits = await self.try_start_many(tokens)
+                pause = 0.0
+                for token, wait in zip(tokens, waits, strict=True):
+                    if wait:
+                        pause = wait if not pause else min(pause, wait)
+                        continue
+                    waiter = asking.pop(token, None)
+                    if waiter is None or waiter.done():  # cancelled: give the token back
+                        self._throttle.spawn(self._leave(token))
+                        continue
+                    self.tokens.append(token)
+                    self.in_flight += 1
+                    waiter.set_result(None)
+                if not pause or not asking:
+                    continue
+                if pause == float("inf"):
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._freed.wait(), _POLL)
+                else:
+                    await asyncio.sleep(pause)
+        except Exception as exc:
+            for waiter in asking.values():
+                if not waiter.done():
+                    waiter.set_exception(exc)
+            asking.clear()
+        except BaseException:
+            for waiter in asking.values():
+                waiter.cancel()
+            asking.clear()
+            raise
+        finally:
+            self._asker = None
 
     async def _leave(self, token: str) -> None:
         """A cancelled request gives up its place in the queue of waiters (and a token it

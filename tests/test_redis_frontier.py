@@ -1,0 +1,83 @@
+"""The Redis frontier's round trips: leases taken several at a time (renewed while held,
+handed back when the worker leaves), and calls made together sent together."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as aioredis
+
+from redis_server import shared_server
+from sitecrawl import Page, Request
+from sitecrawl._urls import url_key
+from sitecrawl.frontier import RedisFrontier
+
+BASE = "http://site.test/"
+
+
+def requests(n: int) -> list[Request]:
+    return [Request(url=BASE + f"p{i}", key=url_key(BASE + f"p{i}")) for i in range(n)]
+
+
+async def test_leases_taken_ahead_are_renewed_and_go_back_when_the_worker_leaves() -> None:
+    """A worker leases several requests per call: the ones it has not handed out yet are its
+    leases too (renewed by its heartbeat, not taken by others), and go back to the queue when
+    it stops working. Leasing outside ``working()`` is a programming error."""
+    queued = requests(4)
+    url = shared_server().url
+    frontier = RedisFrontier(url, crawl_id="ahead", base_url=BASE, lease_ttl=0.3, lease_batch=3)
+    other = RedisFrontier(url, crawl_id="ahead", lease_ttl=0.3)
+    async with frontier, other:
+        with pytest.raises(RuntimeError, match="working"):
+            await frontier.next()
+        await frontier.add(queued)
+        async with frontier.working():
+            first = await frontier.next()
+            assert first is not None and first.key == queued[0].key
+            await asyncio.sleep(1.0)  # over three lease times: the heartbeat renewed all three
+            async with other.working():
+                taken = await other.next()
+                assert taken is not None and taken.key == queued[3].key
+                assert await other.next() is None
+                await other.mark_done(taken, Page(url=taken.url, status=200))
+            await frontier.mark_done(first, Page(url=first.url, status=200))
+            status = await frontier.status()
+            assert (status.queued, status.in_flight, status.reclaimed) == (0, 2, 0)
+        status = await frontier.status()
+        assert (status.queued, status.in_flight, status.done) == (2, 0, 2)
+        async with other.working():
+            rest = [await other.next(), await other.next()]
+            for request in rest:
+                assert request is not None
+                await other.mark_done(request, Page(url=request.url, status=200))
+        assert [r.key for r in rest if r is not None] == [r.key for r in queued[1:3]]
+        assert (await other.status()).finished
+        await frontier.drop()
+
+
+async def test_calls_made_together_go_in_one_round_trip_each_with_its_own_answer() -> None:
+    frontier = RedisFrontier(shared_server().url, crawl_id="together", base_url=BASE)
+    async with frontier:
+        keys = [r.key for r in requests(50)]
+        before = frontier.pipeline.batches
+        first = await asyncio.gather(*(frontier.claim(key) for key in keys))
+        again = await asyncio.gather(*(frontier.claim(key) for key in [*keys[:10], "new"]))
+        assert first == [True] * 50
+        assert again == [False] * 10 + [True]
+        assert frontier.pipeline.batches - before <= 4  # not 61
+        assert (await frontier.stats()).seen == 51
+        await frontier.drop()
+
+
+async def test_scripts_flushed_from_redis_are_loaded_again() -> None:
+    server = shared_server()
+    frontier = RedisFrontier(server.url, crawl_id="flushed", base_url=BASE)
+    async with frontier:
+        assert await frontier.add(requests(3)) == 3
+        client = aioredis.Redis(port=server.port)
+        await client.script_flush()
+        await client.aclose()
+        added = await asyncio.gather(frontier.add(requests(5)), frontier.claim("x"))
+        assert added == [2, True]
+        await frontier.drop()
