@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Distributed crawl on Redis: scaling of 1, 2, 4 worker processes on the bench site, and Redis
-memory per URL of the seen set (and of seen set + queue).
+"""Distributed crawl on Redis: 1 and 2 worker processes against the in-memory crawl, interleaved
+(one of each per round, in a shuffled order), Redis round trips and script calls per page, and
+Redis memory per URL of the seen set (and of seen set + queue).
 
     python bench/gen_site.py                     # once: bench/site, 5,000 pages
     python bench/redis_bench.py                  # nginx on 8088 (started unless it is up)
     python bench/redis_bench.py --port 8091 --root /tmp/site8091 --urls 1000000
+    python bench/redis_bench.py --against /tmp/old/src --urls 0   # A/B against another tree
 
 Each run starts its own redis-server on a free loopback port (no persistence). For N workers,
 ``sitecrawl crawl URL --redis ...`` seeds and works, N-1 ``sitecrawl worker`` processes join;
 the time is from the seed's start until the last worker exits. The site has one host, so the
 per-host cap is raised (``--per-host 64``): this measures the workers, not the politeness.
+Round trips are Redis's ``total_reads_processed`` (one per read of a client's socket: a
+pipeline of calls is one), script calls its ``EVALSHA`` count, both per page stored. With
+``--against SRC``, the same rounds also run the Redis crawls with that source tree (its
+``src`` directory), for an interleaved A/B of two versions.
 """
 
 from __future__ import annotations
@@ -18,17 +24,21 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(SRC))
 
 from serve_site import DEFAULT_ROOT, NginxServer, port_in_use  # noqa: E402
 
@@ -55,38 +65,95 @@ def start_redis(directory: str) -> tuple[subprocess.Popen[bytes], int]:
     raise RuntimeError("redis-server did not start")
 
 
-def sitecrawl(*argv: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
+def sitecrawl(src: Path, *argv: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
     return subprocess.Popen([sys.executable, "-m", "sitecrawl", *argv], env=env)
 
 
-def scaling(url: str, redis_url: str, workers: int, concurrency: int) -> dict[str, float]:
-    crawl_id = f"bench-{workers}-{time.time_ns()}"
-    started = time.perf_counter()
-    options = ["-c", str(concurrency), "--per-host", "64", "-q"]
-    seed = sitecrawl("crawl", url, "--redis", redis_url, "--crawl-id", crawl_id, *options)
-    processes = [seed]
+def scaling(
+    url: str, redis_url: str, workers: int, concurrency: int, src: Path
+) -> dict[str, float]:
     import redis
 
+    crawl_id = f"bench-{workers}-{time.time_ns()}"
     client = redis.Redis.from_url(redis_url)
+    client.config_resetstat()
+    started = time.perf_counter()
+    options = ["-c", str(concurrency), "--per-host", "64", "-q"]
+    seed = sitecrawl(src, "crawl", url, "--redis", redis_url, "--crawl-id", crawl_id, *options)
+    processes = [seed]
     while not client.exists(f"sitecrawl:{{{crawl_id}}}:config"):
         time.sleep(0.01)
     for _ in range(workers - 1):
         join = ["--redis", redis_url, "--crawl-id", crawl_id, "-c", str(concurrency), "-q"]
-        processes.append(sitecrawl("worker", *join))
+        processes.append(sitecrawl(src, "worker", *join))
     for process in processes:
         assert process.wait() == 0
     elapsed = time.perf_counter() - started
     done = int(client.hget(f"sitecrawl:{{{crawl_id}}}:counts", "done") or 0)  # type: ignore[arg-type]
-    return {"workers": workers, "pages": done, "seconds": elapsed, "pages_per_s": done / elapsed}
+    stats: dict[str, Any] = client.info("stats")  # type: ignore[assignment]
+    scripts: dict[str, Any] = client.info("commandstats")  # type: ignore[assignment]
+    calls = scripts.get("cmdstat_evalsha", {}).get("calls", 0)
+    client.delete(*client.keys(f"sitecrawl:{{{crawl_id}}}:*"))
+    client.close()
+    return {
+        "workers": workers,
+        "pages": done,
+        "seconds": elapsed,
+        "pages_per_s": done / elapsed,
+        "round_trips_per_page": stats["total_reads_processed"] / done,
+        "script_calls_per_page": calls / done,
+    }
 
 
-def single_process(url: str, concurrency: int) -> dict[str, float]:
+def single_process(url: str, concurrency: int, src: Path) -> dict[str, float]:
     started = time.perf_counter()
-    process = sitecrawl("crawl", url, "--no-state", "-c", str(concurrency), "-q")
+    process = sitecrawl(src, "crawl", url, "--no-state", "-c", str(concurrency), "-q")
     assert process.wait() == 0
     elapsed = time.perf_counter() - started
     return {"seconds": elapsed}
+
+
+def rounds(
+    url: str,
+    redis_url: str,
+    workers: list[int],
+    concurrency: int,
+    repeat: int,
+    against: Path | None,
+) -> dict[str, Any]:
+    """``repeat`` rounds of: the in-memory crawl, then each Redis crawl (each worker count,
+    with this tree and ``against``) in a shuffled order. Ratios are within a round (the
+    machine's load changes between rounds); their medians are reported."""
+    trees = {"this": SRC} | ({"against": against} if against else {})
+    runs: list[dict[str, Any]] = []
+    rng = random.Random(1)
+    for number in range(repeat):
+        memory = single_process(url, concurrency, SRC)["seconds"]
+        row: dict[str, Any] = {"round": number, "memory_seconds": memory}
+        order = [(tree, n) for tree in trees for n in workers]
+        rng.shuffle(order)
+        for tree, n in order:
+            result = scaling(url, redis_url, n, concurrency, trees[tree])
+            row[f"{tree}_{n}"] = result
+            row[f"{tree}_{n}_of_memory"] = memory / result["seconds"]
+        for tree in trees:
+            if 1 in workers and 2 in workers:
+                row[f"{tree}_2_of_1"] = row[f"{tree}_1"]["seconds"] / row[f"{tree}_2"]["seconds"]
+        print(json.dumps(row), flush=True)
+        runs.append(row)
+    medians: dict[str, float] = {}
+    for key in runs[0]:
+        if key.endswith(("_of_memory", "_of_1")):
+            medians[key] = statistics.median(run[key] for run in runs)
+    for tree in trees:
+        for n in workers:
+            for what in ("round_trips_per_page", "script_calls_per_page", "pages_per_s"):
+                medians[f"{tree}_{n}_{what}"] = statistics.median(
+                    run[f"{tree}_{n}"][what] for run in runs
+                )
+    print(json.dumps({"medians": medians}, indent=1), flush=True)
+    return {"rounds": runs, "medians": medians}
 
 
 async def memory(redis_url: str, urls: int) -> dict[str, float]:
@@ -130,10 +197,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=8088, help="the bench site's port (8088)")
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the generated site")
-    ap.add_argument("--workers", default="1,2,4", help="worker counts (1,2,4)")
+    ap.add_argument("--workers", default="1,2", help="worker counts (1,2)")
     ap.add_argument("-c", "--concurrency", type=int, default=16, help="per worker (16)")
-    ap.add_argument("--repeat", type=int, default=2, help="runs per worker count (best kept)")
-    ap.add_argument("--urls", type=int, default=1_000_000, help="URLs for the memory figure")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds (5)")
+    ap.add_argument("--against", type=Path, help="another tree's src/ to A/B against")
+    ap.add_argument(
+        "--urls", type=int, default=1_000_000, help="URLs for the memory figure (0: none)"
+    )
     ap.add_argument("--json-out", type=Path)
     args = ap.parse_args()
     url = f"http://127.0.0.1:{args.port}/"
@@ -146,25 +216,14 @@ def main() -> None:
         if server is not None:
             server.__enter__()
         try:
-            runs = [single_process(url, args.concurrency) for _ in range(args.repeat)]
-            results["single_process_no_state_seconds"] = min(r["seconds"] for r in runs)
-            rows = []
-            for workers in (int(n) for n in args.workers.split(",")):
-                best = min(
-                    (
-                        scaling(url, redis_url, workers, args.concurrency)
-                        for _ in range(args.repeat)
-                    ),
-                    key=lambda row: row["seconds"],
-                )
-                print(json.dumps(best), flush=True)
-                rows.append(best)
-            results["scaling"] = rows
+            workers = [int(n) for n in args.workers.split(",")]
+            results |= rounds(url, redis_url, workers, args.concurrency, args.repeat, args.against)
         finally:
             if server is not None:
                 server.__exit__(None, None, None)
-        results["memory"] = asyncio.run(memory(redis_url, args.urls))
-        print(json.dumps(results["memory"]), flush=True)
+        if args.urls:
+            results["memory"] = asyncio.run(memory(redis_url, args.urls))
+            print(json.dumps(results["memory"]), flush=True)
     finally:
         redis_process.terminate()
         redis_process.wait()

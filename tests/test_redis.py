@@ -129,7 +129,11 @@ def test_three_workers_one_crawl_politeness_across_workers(
     # Up to 4 requests could start within one 0.2 s answer at 0.05 s apart, 12 with 3 workers
     # of -c 4: the cap is held across the workers, and reached.
     assert max(traffic.host_peak.values()) == 2
-    assert min(traffic.gaps()) >= 0.05 - TOLERANCE  # robots.txt and sitemap.xml too
+    # Starts are spaced on Redis's clock; the server sees them as they arrive. A request that
+    # lags on a loaded machine shortens the one gap after it, so a few short gaps are allowed;
+    # without the shared delay, the two slots' requests would start in pairs (half of them).
+    gaps = traffic.gaps()  # robots.txt and sitemap.xml too
+    assert len([gap for gap in gaps if gap < 0.05 - TOLERANCE]) <= 2, gaps
     counts = [int(re.search(r"(\d+) pages in", err)[1]) for err in errors]  # type: ignore[index]
     assert sum(counts) == 40
     assert sum(1 for n in counts if n) >= 2, counts  # the work was shared
