@@ -82,6 +82,11 @@ def main() -> None:
     if args.baseline:
         sources["baseline"] = args.baseline.resolve() / "src"
     sets = args.args or ["--no-state"]
+    # Byte-compiled as `pip install` leaves them (run_bench.py does the same): with
+    # PYTHONDONTWRITEBYTECODE set, each process would compile the checkout from source.
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", *map(str, sources.values())], check=True
+    )
     results: dict[tuple[str, str], list[float]] = {}
     with NginxServer(args.site, port), tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):

@@ -27,7 +27,18 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["BUDGET", "MarkupCost", "markup_cost", "markup_cost_py", "markup_reason", "too_costly"]
+__all__ = [
+    "BUDGET",
+    "MarkupCost",
+    "bound_of",
+    "markup_bound",
+    "markup_cost",
+    "markup_cost_py",
+    "markup_counts",
+    "markup_counts_py",
+    "markup_reason",
+    "too_costly",
+]
 
 #: Steps of estimated tree-builder work above which a page is not parsed.
 BUDGET = 100_000_000
@@ -251,19 +262,53 @@ def too_costly(found: MarkupCost, budget: int = BUDGET) -> str | None:
     return f"markup too costly to parse: {parts[-1][1]}"
 
 
-def _compiled_or_twin() -> Callable[[bytes, int], MarkupCost]:
+#: The bytes that can stand right before an attribute's name (see :func:`markup_bound`), and
+#: ``\v``, which cannot but is cheaper to count with the others (a bound may count more).
+_SEPARATORS = b" \t\n\v\f\r/\"'"
+
+
+def markup_counts_py(body: bytes) -> tuple[int, int]:
+    """``(tags, separators)``: the ``<`` bytes, and the :data:`_SEPARATORS` bytes (the twin of
+    ``_scan.markup_counts``)."""
+    return body.count(b"<"), len(body) - len(body.translate(None, _SEPARATORS))
+
+
+def bound_of(tags: int, separators: int) -> int:
+    """What :func:`markup_cost` can reach at most in a body with these counts.
+
+    Every tag starts at a ``<``, so there are at most ``tags`` start tags and end tags. A
+    start tag adds the depth of the stack, at most the start tags before it; an end tag at
+    most :data:`END_TAG_REACH` steps; an option at most :data:`OPTION_WEIGHT` times the tags
+    before it. An attribute's name starts right after whitespace, a ``/`` or the quote that
+    closes a value (the tag's name ends at whitespace or ``/``; an unquoted value at
+    whitespace), a different byte for each: a body's attributes number at most
+    ``separators``, so their pairs at most ``separators ** 2 / 2``."""
+    return (1 + OPTION_WEIGHT) * tags * tags + END_TAG_REACH * tags + separators * separators // 2
+
+
+def _compiled_or_twin() -> tuple[
+    Callable[[bytes, int], MarkupCost], Callable[[bytes], tuple[int, int]]
+]:
     try:
         from ._scan import markup_cost as compiled
+        from ._scan import markup_counts
     except ImportError:  # installed without a C compiler
-        return markup_cost_py
-    return lambda body, budget: MarkupCost(*compiled(body, budget))
+        return markup_cost_py, markup_counts_py
+    return (lambda body, budget: MarkupCost(*compiled(body, budget))), markup_counts
 
 
-markup_cost = _compiled_or_twin()
+markup_cost, markup_counts = _compiled_or_twin()
+
+
+def markup_bound(body: bytes) -> int:
+    """An upper bound of ``markup_cost(body).cost`` from two byte counts (:func:`bound_of`):
+    a few times cheaper than the scan, and under :data:`BUDGET` for ordinary pages."""
+    return bound_of(*markup_counts(body))
 
 
 def markup_reason(body: bytes, budget: int = BUDGET) -> str | None:
-    """Why ``body`` should not be parsed, or None (most bodies: too short to cost much)."""
-    if len(body) < _ALWAYS_CHEAP:
+    """Why ``body`` should not be parsed, or None: most bodies are too short to cost much, or
+    their :func:`markup_bound` is under the budget; the others are scanned."""
+    if len(body) < _ALWAYS_CHEAP or markup_bound(body) <= budget:
         return None
     return too_costly(markup_cost(body, budget), budget)
