@@ -254,3 +254,59 @@ def test_a_redis_worker_renders_as_the_crawl_asks(tmp_path: Path) -> None:
         assert site.traffic.count("/api/secret") == 0
     finally:
         site.stop()
+
+
+def _kill_chromium() -> int:
+    """SIGKILL every Chromium process under this one; how many there were."""
+    import os
+    import signal
+
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        close = text.rfind(")")
+        parents[int(entry)] = int(text[close + 2 :].split()[1])
+        names[int(entry)] = text[text.find("(") + 1 : close]
+
+    def under_us(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    killed = [pid for pid, name in names.items() if "chrom" in name and under_us(pid)]
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    return len(killed)
+
+
+async def test_a_crashed_browser_is_restarted_and_its_pages_rendered(serve: ServeFn) -> None:
+    server = serve(spa_app(16))
+    killed: list[int] = []
+
+    def crash(page: Page) -> None:
+        if len(killed) == 0 and page.rendered:
+            killed.append(_kill_chromium())
+
+    config = _config(server.url + "/", "always")
+    pages: list[Page] = []
+
+    def on_page(page: Page) -> None:
+        pages.append(page)
+        crash(page)
+
+    crawler = AsyncCrawler(config.base_url, config=config, on_page=on_page)
+    async with crawler:
+        await crawler.crawl()
+    assert killed and killed[0] > 0
+    assert len(pages) == 16
+    assert all(page.rendered and page.error is None for page in pages), [
+        (page.url, page.error) for page in pages if page.error
+    ]
+    renderer = crawler._renderer
+    assert renderer is not None and renderer.pool.starts == 2  # type: ignore[attr-defined]

@@ -163,6 +163,7 @@ class _Tab:
     current render's handler (none between renders: aborted)."""
 
     def __init__(self, generation: int) -> None:
+        #: The browser start this tab belongs to (its page is opened on first use).
         self.generation = generation
         self.routes: PageRoutes | None = None
         self.context: BrowserContext | None = None
@@ -205,7 +206,7 @@ class BrowserPool:
         self._idle: list[_Tab] = []
         self._active = 0
         self._since_start = 0
-        self._memory_due = False
+        self._restart = False
         #: Renders done, browser starts (the first included), and the last memory reading.
         self.renders = 0
         self.starts = 0
@@ -228,7 +229,14 @@ class BrowserPool:
 
     @property
     def _restart_due(self) -> bool:
-        return self._memory_due or self._since_start >= self._options.restart_every
+        return self._restart or self._since_start >= self._options.restart_every
+
+    def _browser_of(self, tab: _Tab) -> Browser:
+        if self._browser is None or tab.generation != self.starts:
+            from playwright.async_api import Error
+
+            raise Error("the browser was closed")
+        return self._browser
 
     async def _close_browser(self) -> None:
         browser, self._browser = self._browser, None
@@ -258,7 +266,7 @@ class BrowserPool:
             raise RenderError(f"the browser did not start: {exc.message}", url="") from None
         self.starts += 1
         self._since_start = 0
-        self._memory_due = False
+        self._restart = False
 
     async def _acquire(self) -> tuple[Browser, _Tab]:
         await self._tabs.acquire()
@@ -275,13 +283,7 @@ class BrowserPool:
                 self._active += 1
                 self._since_start += 1
                 browser = self._browser
-                tab = self._idle.pop() if self._idle else None
-            if tab is None:
-                try:
-                    tab = await _Tab(self.starts).open(browser, self._user_agent)
-                except BaseException:
-                    await self._release(None)
-                    raise
+                tab = self._idle.pop() if self._idle else _Tab(self.starts)
             return browser, tab
         except BaseException:
             self._tabs.release()
@@ -299,7 +301,7 @@ class BrowserPool:
                     await tab.close()
             if self.renders % MEMORY_EVERY == 0 and not self._where.startswith(_ENDPOINTS):
                 self.memory_mb = tree_memory_mb(os.getpid())
-                self._memory_due = self.memory_mb > self._options.max_memory_mb
+                self._restart = self._restart or self.memory_mb > self._options.max_memory_mb
             self._gate.notify_all()
         self._tabs.release()
 
@@ -316,14 +318,16 @@ class BrowserPool:
                 reuse = True
                 return html
             except Error as exc:
-                crashed = not browser.is_connected() or "crash" in exc.message.lower()
-                if attempt == 1 and crashed:
-                    logger.warning("render of %s crashed, once more: %s", url, exc.message)
-                    if not browser.is_connected():
-                        self._memory_due = True  # a fresh browser for the next try
+                message = exc.message or type(exc).__name__
+                gone = not browser.is_connected() or any(
+                    word in message.lower() for word in ("crash", "closed")
+                )
+                if gone:
+                    self._restart = True  # the next render starts a fresh browser
+                if attempt == 1 and gone:
+                    logger.warning("render of %s crashed, once more: %s", url, message)
                     continue
-                message = exc.message.splitlines()[0] if exc.message else type(exc).__name__
-                raise RenderError(f"render failed: {message}", url=url) from None
+                raise RenderError(f"render failed: {message.splitlines()[0]}", url=url) from None
             finally:
                 await self._release(tab, reuse=reuse)
         raise AssertionError("unreachable")
@@ -334,6 +338,8 @@ class BrowserPool:
         options = self._options
         started = time.monotonic()
         deadline = started + options.timeout
+        if tab.page is None:
+            await tab.open(self._browser_of(tab), self._user_agent)
         page = tab.page
         assert page is not None
         tab.routes = routes
