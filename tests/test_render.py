@@ -310,3 +310,46 @@ async def test_a_crashed_browser_is_restarted_and_its_pages_rendered(serve: Serv
     ]
     renderer = crawler._renderer
     assert renderer is not None and renderer.pool.starts == 2  # type: ignore[attr-defined]
+
+
+async def test_a_remote_browser_over_cdp_renders(serve: ServeFn, tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import threading
+
+    server = serve(spa_app(6))
+    browser = subprocess.Popen(
+        [
+            chromium_path(),
+            "--headless=new",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            *CHROMIUM_ARGS,
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert browser.stderr is not None
+    reader = threading.Thread(target=browser.stderr.read, daemon=True)
+    try:
+        endpoint = None
+        while endpoint is None:
+            line = await asyncio.to_thread(browser.stderr.readline)
+            assert line, "Chromium ended before it listened"
+            if found := re.search(r"DevTools listening on (ws://\S+)", line):
+                endpoint = found[1]
+        reader.start()  # Chromium never blocks on a full stderr pipe
+        config = CrawlConfig(
+            base_url=server.url + "/", render=Render(mode="always", browser=endpoint, tabs=2)
+        )
+        _, pages = await _crawl(config)
+        assert len(pages) == 6 and all(page.rendered and page.error is None for page in pages)
+        assert {page.title for page in pages} >= {"App 1", "Blog 3 (by JavaScript)"}
+    finally:
+        browser.kill()
+        browser.wait()
+        if reader.is_alive():
+            reader.join(10)
+        browser.stderr.close()
