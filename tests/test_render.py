@@ -77,7 +77,7 @@ async def _chromium_reachable(start: str) -> set[str]:
 async def test_auto_finds_every_page_chromium_shows_and_renders_only_app_pages(
     serve: ServeFn,
 ) -> None:
-    pages_n = 40
+    pages_n = 28
     server = serve(spa_app(pages_n))
     crawler, pages = await _crawl(_config(server.url + "/", "auto"))
     found = {urlsplit(page.url).path for page in pages}
@@ -151,12 +151,12 @@ async def test_browser_requests_keep_the_per_host_cap_and_robots(serve: ServeFn)
 
 
 async def test_the_browser_restarts_every_n_renders(serve: ServeFn) -> None:
-    server = serve(spa_app(8))
-    crawler, pages = await _crawl(_config(server.url + "/", "always", restart_every=3))
-    assert len(pages) == 8 and all(page.rendered and page.error is None for page in pages)
+    server = serve(spa_app(6))
+    crawler, pages = await _crawl(_config(server.url + "/", "always", restart_every=4))
+    assert len(pages) == 6 and all(page.rendered and page.error is None for page in pages)
     renderer = crawler._renderer
     assert renderer is not None
-    assert renderer.pool.starts == 3  # type: ignore[attr-defined]
+    assert renderer.pool.starts == 2  # type: ignore[attr-defined]
 
 
 async def test_a_render_that_times_out_keeps_the_raw_fields(serve: ServeFn) -> None:
@@ -233,7 +233,7 @@ def test_a_redis_worker_renders_as_the_crawl_asks(tmp_path: Path) -> None:
     from servers import ServerThread
     from test_redis import finish, sitecrawl, wait_until
 
-    site = ServerThread(spa_app(24)).start()
+    site = ServerThread(spa_app(12)).start()
     try:
         server = shared_server()
         argv = ("--redis", server.url, "--crawl-id", "spa", "-q")
@@ -250,7 +250,7 @@ def test_a_redis_worker_renders_as_the_crawl_asks(tmp_path: Path) -> None:
         out = tmp_path / "pages.jsonl"
         assert main(["export", "--redis", server.url, "--crawl-id", "spa", "-o", str(out)]) == 0
         pages = [json.loads(line) for line in out.read_text().splitlines()]
-        assert len(pages) == 24 and all(page["rendered"] for page in pages)
+        assert len(pages) == 12 and all(page["rendered"] for page in pages)
         assert site.traffic.count("/api/secret") == 0
     finally:
         site.stop()
@@ -286,7 +286,7 @@ def _kill_chromium() -> int:
 
 
 async def test_a_crashed_browser_is_restarted_and_its_pages_rendered(serve: ServeFn) -> None:
-    server = serve(spa_app(16))
+    server = serve(spa_app(10))
     killed: list[int] = []
 
     def crash(page: Page) -> None:
@@ -304,7 +304,7 @@ async def test_a_crashed_browser_is_restarted_and_its_pages_rendered(serve: Serv
     async with crawler:
         await crawler.crawl()
     assert killed and killed[0] > 0
-    assert len(pages) == 16
+    assert len(pages) == 10
     assert all(page.rendered and page.error is None for page in pages), [
         (page.url, page.error) for page in pages if page.error
     ]
