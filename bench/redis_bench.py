@@ -25,6 +25,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import shutil
 import socket
 import statistics
@@ -40,7 +41,7 @@ SRC = HERE.parent / "src"
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(SRC))
 
-from serve_site import DEFAULT_ROOT, NginxServer, port_in_use  # noqa: E402
+from serve_site import DEFAULT_ROOT, NginxServer, exit_on_sigterm, port_in_use  # noqa: E402
 
 
 def free_port() -> int:
@@ -78,6 +79,8 @@ def scaling(
     crawl_id = f"bench-{workers}-{time.time_ns()}"
     client = redis.Redis.from_url(redis_url)
     client.config_resetstat()
+    redis_cpu = _redis_cpu(client)
+    cpu = _children_cpu()
     started = time.perf_counter()
     options = ["-c", str(concurrency), "--per-host", "64", "-q"]
     seed = sitecrawl(src, "crawl", url, "--redis", redis_url, "--crawl-id", crawl_id, *options)
@@ -90,6 +93,8 @@ def scaling(
     for process in processes:
         assert process.wait() == 0
     elapsed = time.perf_counter() - started
+    cpu = _children_cpu() - cpu
+    redis_cpu = _redis_cpu(client) - redis_cpu
     done = int(client.hget(f"sitecrawl:{{{crawl_id}}}:counts", "done") or 0)  # type: ignore[arg-type]
     stats: dict[str, Any] = client.info("stats")  # type: ignore[assignment]
     scripts: dict[str, Any] = client.info("commandstats")  # type: ignore[assignment]
@@ -101,17 +106,31 @@ def scaling(
         "pages": done,
         "seconds": elapsed,
         "pages_per_s": done / elapsed,
+        "cpu_seconds": cpu,
+        "redis_cpu_seconds": redis_cpu,
         "round_trips_per_page": stats["total_reads_processed"] / done,
         "script_calls_per_page": calls / done,
     }
 
 
 def single_process(url: str, concurrency: int, src: Path) -> dict[str, float]:
+    cpu = _children_cpu()
     started = time.perf_counter()
     process = sitecrawl(src, "crawl", url, "--no-state", "-c", str(concurrency), "-q")
     assert process.wait() == 0
     elapsed = time.perf_counter() - started
-    return {"seconds": elapsed}
+    return {"seconds": elapsed, "cpu_seconds": _children_cpu() - cpu}
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's children waited for (the crawls and their parsers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _redis_cpu(client: Any) -> float:
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
 def rounds(
@@ -129,14 +148,19 @@ def rounds(
     runs: list[dict[str, Any]] = []
     rng = random.Random(1)
     for number in range(repeat):
-        memory = single_process(url, concurrency, SRC)["seconds"]
+        alone = single_process(url, concurrency, SRC)
+        memory = alone["seconds"]
         row: dict[str, Any] = {"round": number, "memory_seconds": memory}
+        row["memory_cpu_seconds"] = alone["cpu_seconds"]
         order = [(tree, n) for tree in trees for n in workers]
         rng.shuffle(order)
         for tree, n in order:
             result = scaling(url, redis_url, n, concurrency, trees[tree])
             row[f"{tree}_{n}"] = result
             row[f"{tree}_{n}_of_memory"] = memory / result["seconds"]
+            # CPU: the crawl's processes and redis-server's, against the in-memory crawl's.
+            total = result["cpu_seconds"] + result["redis_cpu_seconds"]
+            row[f"{tree}_{n}_cpu_of_memory"] = alone["cpu_seconds"] / total
         for tree in trees:
             if 1 in workers and 2 in workers:
                 row[f"{tree}_2_of_1"] = row[f"{tree}_1"]["seconds"] / row[f"{tree}_2"]["seconds"]
@@ -148,7 +172,13 @@ def rounds(
             medians[key] = statistics.median(run[key] for run in runs)
     for tree in trees:
         for n in workers:
-            for what in ("round_trips_per_page", "script_calls_per_page", "pages_per_s"):
+            for what in (
+                "round_trips_per_page",
+                "script_calls_per_page",
+                "pages_per_s",
+                "cpu_seconds",
+                "redis_cpu_seconds",
+            ):
                 medians[f"{tree}_{n}_{what}"] = statistics.median(
                     run[f"{tree}_{n}"][what] for run in runs
                 )
@@ -206,6 +236,7 @@ def main() -> None:
     )
     ap.add_argument("--json-out", type=Path)
     args = ap.parse_args()
+    exit_on_sigterm()  # redis-server and nginx stopped on SIGTERM too
     url = f"http://127.0.0.1:{args.port}/"
     directory = tempfile.mkdtemp(prefix="sitecrawl-redis-bench-")
     redis_process, redis_port = start_redis(directory)

@@ -119,3 +119,36 @@ async def test_a_throttle_used_outside_its_async_with_says_so() -> None:
         with pytest.raises(RuntimeError, match="outside its 'async with'"):
             await throttle.slot(HOST).acquire()
         await frontier.drop()
+
+
+async def test_requests_asking_and_ending_together_share_calls_with_the_same_outcome() -> None:
+    """A worker's requests waiting for one host ask in one call, and its releases go together:
+    the shared state ends as it does when each sends its own call (another host's, one call
+    at a time)."""
+    frontier = RedisFrontier(
+        shared_server().url, crawl_id=uuid.uuid4().hex, base_url="http://site.test/"
+    )
+    politeness = Politeness(delay=0.0, adaptive=True, backoff=0.2)
+    async with frontier, RedisThrottle(frontier, politeness, max_limit=2) as throttle:
+        together, alone = throttle.slot("together.test"), throttle.slot("alone.test")
+        before = frontier.pipeline.calls
+        await asyncio.gather(together.acquire(), together.acquire())
+        assert frontier.pipeline.calls - before == 1  # both started in one call
+        answers = [(200, 0.01), (429, 0.01)]
+        for status, latency in answers:
+            await alone.acquire()
+            alone.release(status=status, latency=latency, retry_after=None, now=0.0)
+            await throttle.flush()
+        before = frontier.pipeline.calls
+        for status, latency in answers:
+            together.release(status=status, latency=latency, retry_after=None, now=0.0)
+        await throttle.flush()
+        assert frontier.pipeline.calls - before == 1  # both releases in one call
+        client = frontier.client
+        shared = [await client.hgetall(slot.k_host) for slot in (together, alone)]
+        for state in shared:
+            assert float(state.pop("until")) > float(state.pop("next"))  # backing off
+        assert shared[0] == shared[1]
+        assert together.limit == alone.limit == 1 and together.backoff_reason is not None
+        assert await client.zcard(together.k_tokens) == 0
+        await frontier.drop()

@@ -173,6 +173,8 @@ class RedisSlot:
         # all of them at once, one call at a time (_ask).
         self._asking: dict[str, asyncio.Future[None]] = {}
         self._asker: asyncio.Task[None] | None = None
+        self._ended: list[str | int | float] = []  # releases not sent yet, 5 values each
+        self._releasing = False  # a task is sending them
         self._freed = asyncio.Event()
 
     def set_crawl_delay(self, seconds: float | None) -> None:
@@ -281,26 +283,32 @@ class RedisSlot:
         the script reads Redis's)."""
         self.in_flight -= 1
         token = self.tokens.pop()
-        p = self._p
-        args: list[str | int | float] = [
+        self._ended += [
             token,
             -1 if status is None else status,
             latency,
             -1 if retry_after is None else retry_after,
-            self.max_limit,
-            int(p.adaptive),
-            p.backoff,
-            p.max_backoff,
             self._throttle.script_now(now),
         ]
-        self._throttle.spawn(self._release(args))
+        if not self._releasing:
+            self._releasing = True
+            self._throttle.spawn(self._release())
 
-    async def _release(self, args: list[str | int | float]) -> None:
+    async def _release(self) -> None:
+        """Send the releases made so far in one call, again until none is left (those made
+        while a call is on the wire go in the next)."""
+        p = self._p
         script = self._throttle.script("release")
         keys = [self.k_host, self.k_tokens]
-        self._see(await self._throttle.frontier.call(lambda: script(keys, args)))
-        self._freed.set()
-        self._freed = asyncio.Event()
+        try:
+            while self._ended:
+                args = [self.max_limit, int(p.adaptive), p.backoff, p.max_backoff, *self._ended]
+                self._ended = []
+                self._see(await self._throttle.frontier.call(lambda: script(keys, args)))  # noqa: B023
+                self._freed.set()
+                self._freed = asyncio.Event()
+        finally:
+            self._releasing = False
 
     def _see(self, view: list[Any]) -> None:
         limit, extra, left, reason = view

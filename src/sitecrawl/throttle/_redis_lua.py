@@ -54,15 +54,13 @@ for i = 6, #ARGV, 2 do
 end
 return out
 """
-# KEYS: host, tokens. ARGV: token, status (-1: none), latency s, Retry-After s (-1: none),
-# max limit, adaptive (1/0), backoff s, max backoff s, now ms (optional). Adaptive.learn, on
-# the shared state. Returns the view, as ACQUIRE does.
+# KEYS: host, tokens. ARGV: max limit, adaptive (1/0), backoff s, max backoff s, then per
+# request ended: token, status (-1: none), latency s, Retry-After s (-1: none), now ms ('':
+# Redis's clock). Adaptive.learn, on the shared state, for each answer in turn (as if each
+# sent its own call). Returns the view, as ACQUIRE does.
 RELEASE = f"""
-{_now(9)}
-redis.call('ZREM', KEYS[2], ARGV[1])
-local status, latency, ra = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local maxl, adaptive = tonumber(ARGV[5]), ARGV[6] == '1'
-local backoff, cap = tonumber(ARGV[7]) * 1000, tonumber(ARGV[8]) * 1000
+local maxl, adaptive = tonumber(ARGV[1]), ARGV[2] == '1'
+local backoff, cap = tonumber(ARGV[3]) * 1000, tonumber(ARGV[4]) * 1000
 local h = redis.call('HMGET', KEYS[1], 'limit', 'until', 'extra', 'penalty', 'streak',
   'lat', 'best', 'reason')
 local limit = tonumber(h[1]) or maxl
@@ -76,49 +74,56 @@ local function fmt(ms)
   if ms >= 10000 then return string.format('%.0f s', ms / 1000) end
   return string.format('%.1f s', ms / 1000)
 end
-local function wait_until(u, why)
-  if u > untl then untl = u reason = why end
-end
 local function shrink()
   streak = 0
   if limit > 1 then limit = math.max(1, math.floor(limit / 2))
   else extra = math.min(cap, math.max(250, extra * 2)) end
 end
-if status == 429 or status == 503 then
-  local episode = now >= untl
-  local wait = nil
-  if ra >= 0 then
-    wait = math.min(ra * 1000, cap)
-  elseif episode then
-    penalty = math.min(cap, math.max(backoff, penalty * 2))
-    wait = penalty
+local now
+for i = 5, #ARGV, 5 do
+  now = tonumber(ARGV[i + 4])
+  if not now then local t = redis.call('TIME') now = t[1] * 1000 + t[2] / 1000 end
+  redis.call('ZREM', KEYS[2], ARGV[i])
+  local status, latency, ra = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+  local function wait_until(u, why)
+    if u > untl then untl = u reason = why end
   end
-  if wait then
-    wait_until(now + wait, 'backing off after ' .. status .. ' for ' .. fmt(wait))
-    if adaptive and episode then shrink() end
-  end
-elseif ra >= 0 and status >= 400 then
-  wait_until(now + ra * 1000, 'Retry-After after ' .. status)
-elseif status >= 0 and status < 500 and adaptive then
-  if lat then lat = 0.8 * lat + 0.2 * latency else lat = latency end
-  if best then best = math.min(best, lat) else best = lat end
-  if lat > 3 * best + 0.05 then
-    shrink()
-    best = lat
-  else
-    streak = streak + 1
-    if streak >= 5 then
-      streak = 0
-      penalty = penalty / 2
-      if extra > 0 then
-        if extra <= 250 then extra = 0 else extra = extra / 2 end
-      elseif limit < maxl then
-        limit = limit + 1
+  if status == 429 or status == 503 then
+    local episode = now >= untl
+    local wait = nil
+    if ra >= 0 then
+      wait = math.min(ra * 1000, cap)
+    elseif episode then
+      penalty = math.min(cap, math.max(backoff, penalty * 2))
+      wait = penalty
+    end
+    if wait then
+      wait_until(now + wait, 'backing off after ' .. status .. ' for ' .. fmt(wait))
+      if adaptive and episode then shrink() end
+    end
+  elseif ra >= 0 and status >= 400 then
+    wait_until(now + ra * 1000, 'Retry-After after ' .. status)
+  elseif status >= 0 and status < 500 and adaptive then
+    if lat then lat = 0.8 * lat + 0.2 * latency else lat = latency end
+    if best then best = math.min(best, lat) else best = lat end
+    if lat > 3 * best + 0.05 then
+      shrink()
+      best = lat
+    else
+      streak = streak + 1
+      if streak >= 5 then
+        streak = 0
+        penalty = penalty / 2
+        if extra > 0 then
+          if extra <= 250 then extra = 0 else extra = extra / 2 end
+        elseif limit < maxl then
+          limit = limit + 1
+        end
       end
     end
   end
-  redis.call('HSET', KEYS[1], 'lat', lat, 'best', best)
 end
+if lat then redis.call('HSET', KEYS[1], 'lat', lat, 'best', best) end
 redis.call('HSET', KEYS[1], 'limit', limit, 'until', {_F.format("untl")},
   'extra', {_F.format("extra")}, 'penalty', {_F.format("penalty")}, 'streak', streak,
   'reason', reason or '')
