@@ -56,6 +56,38 @@ class Traffic:
         times = [t for t, h, _ in self.starts if host is None or h == host]
         return [b - a for a, b in itertools.pairwise(times)]
 
+    def short_gaps(
+        self, interval: float, *, tolerance: float, spaced_from: int = 1, host: str | None = None
+    ) -> tuple[list[str], list[str]]:
+        """Starts that arrived sooner than ``interval`` after the one before, as
+        ``(excused, unexcused)`` descriptions for assertion messages. Starts before the
+        ``spaced_from``-th one (robots.txt, when a Crawl-delay in it spaces what follows)
+        need not be spaced from the one before them.
+
+        The server notes a start when its thread reads the request; on a loaded machine that
+        can be late by more than the interval, and a request read late shortens the gap after
+        it by as much as it lengthened the gap before. So a short gap is excused when the
+        start after it still came as many intervals after the start before it as the two
+        gaps need (two; one when the first is not spaced): how late the middle one was read
+        does not change that span, and a crawler that skipped or shortened the delay there
+        falls short of it (by an interval, less its jitter)."""
+        started = [(t, path) for t, h, path in self.starts if host is None or h == host]
+        excused: list[str] = []
+        unexcused: list[str] = []
+        for k in range(max(spaced_from, 1), len(started)):
+            gap = started[k][0] - started[k - 1][0]
+            if gap >= interval - tolerance:
+                continue
+            what = f"{started[k][1]} {gap:.3f} s after {started[k - 1][1]}"
+            if k < 2:
+                unexcused.append(what)
+                continue
+            span = started[k][0] - started[k - 2][0]
+            need = interval * (2 if k - 1 >= spaced_from else 1)
+            what += f", {span:.3f} s after {started[k - 2][1]}"
+            (excused if span >= need - tolerance else unexcused).append(what)
+        return excused, unexcused
+
 
 class ServerThread:
     """Run an aiohttp app on a free 127.0.0.1 port in a background thread."""

@@ -129,11 +129,12 @@ def test_three_workers_one_crawl_politeness_across_workers(
     # Up to 4 requests could start within one 0.2 s answer at 0.05 s apart, 12 with 3 workers
     # of -c 4: the cap is held across the workers, and reached.
     assert max(traffic.host_peak.values()) == 2
-    # Starts are spaced on Redis's clock; the server sees them as they arrive. A request that
-    # lags on a loaded machine shortens the one gap after it, so a few short gaps are allowed;
-    # without the shared delay, the two slots' requests would start in pairs (half of them).
-    gaps = traffic.gaps()  # robots.txt and sitemap.xml too
-    assert len([gap for gap in gaps if gap < 0.05 - TOLERANCE]) <= 2, gaps
+    # Starts are spaced on Redis's clock; the server sees them as they arrive, and a worker
+    # that lags on a loaded machine makes a short gap after a long one (excused). Without the
+    # shared delay, the two slots' requests would start in pairs: 20 short gaps, also after
+    # long ones (the 0.2 s answers), so those must stay few.
+    late, early = traffic.short_gaps(0.05, tolerance=TOLERANCE)  # robots.txt, sitemap.xml too
+    assert not early and len(late) <= 5, (early, late)
     counts = [int(re.search(r"(\d+) pages in", err)[1]) for err in errors]  # type: ignore[index]
     assert sum(counts) == 40
     assert sum(1 for n in counts if n) >= 2, counts  # the work was shared
