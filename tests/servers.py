@@ -169,9 +169,12 @@ def link_graph(pages: int) -> dict[int, list[int]]:
     }
 
 
-def site_app(pages: int = 60, *, delay: float = 0.0) -> web.Application:
+def site_app(
+    pages: int = 60, *, delay: float = 0.0, until: threading.Event | None = None
+) -> web.Application:
     """A generated site: ``/`` is page 0, ``/p/{i}`` the others. Each page mixes relative,
-    root-relative, absolute, fragment, mailto and external links, plus one image."""
+    root-relative, absolute, fragment, mailto and external links, plus one image. Each answer
+    takes ``delay`` seconds (until the test sets ``until``, if given)."""
     graph = link_graph(pages)
 
     def path(i: int) -> str:
@@ -181,7 +184,7 @@ def site_app(pages: int = 60, *, delay: float = 0.0) -> web.Application:
         i = int(request.match_info.get("i", 0))
         if not 0 <= i < pages:
             raise web.HTTPNotFound()
-        if delay:
+        if delay and not (until and until.is_set()):
             await asyncio.sleep(delay)
         host = request.host
         links = []

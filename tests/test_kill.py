@@ -8,7 +8,7 @@ import json
 import signal
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,17 @@ def wait_for_pages(process: subprocess.Popen[str], count: int) -> None:
         assert line, f"crawl ended early: {process.communicate()[1]}"
 
 
+def wait_for_stderr(process: subprocess.Popen[str], text: str) -> str:
+    """Read the process's stderr until a line holds ``text``; return what was read."""
+    assert process.stderr is not None
+    seen = ""
+    while text not in seen:
+        line = process.stderr.readline()
+        assert line, f"no {text!r} on stderr: {seen}"
+        seen += line
+    return seen
+
+
 def resume_and_export(site: ServerThread, state: Path) -> dict[str, dict[str, Any]]:
     result = subprocess.run(
         crawl_argv(site, state, "-q"),
@@ -135,17 +146,22 @@ def test_second_ctrl_c_abandons_in_flight_requests_which_resume_fetches(
     serve: ServeFn, tmp_path: Path
 ) -> None:
     pages = 24
-    site = serve(site_app(pages, delay=0.5))
+    quick = threading.Event()  # set for the resumed crawl
+    site = serve(site_app(pages, delay=1.0, until=quick))
     process = crawl(site, tmp_path / "s.db")
     wait_for_pages(process, 2)  # the start page, then one of the first wave
     process.send_signal(signal.SIGINT)
-    time.sleep(0.1)  # the other requests in flight still have ~0.4 s to go
+    # The second Ctrl-C once the first was taken (two signals sent at once may arrive as
+    # one); the requests started after the first wave still have most of their second to go.
+    seen = wait_for_stderr(process, "stopping: finishing requests in flight")
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
+    err = seen + err
     assert process.returncode == 130, err
     assert "interrupted: run the same command again to resume (" in err
     done_first = len(out.splitlines())
     assert done_first < len(page_fetches(site))  # some requests were abandoned ...
+    quick.set()
     exported = resume_and_export(site, tmp_path / "s.db")
     assert {url.removeprefix(site.url) or "/" for url in exported} == expected_paths(pages)
     fetched = page_fetches(site)
