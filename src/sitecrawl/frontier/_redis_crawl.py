@@ -337,11 +337,26 @@ class Pipeline:
     async def _execute(
         self, batch: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]]
     ) -> list[Any]:
-        pipe = self._crawl.client.pipeline(transaction=False)
-        for script, words, numkeys, _ in batch:
-            pipe.evalsha(script.sha, numkeys, *words)
-        replies: list[Any] = await pipe.execute(raise_on_error=False)
-        return replies
+        """One write, then the replies in order; an error reply is its call's error. Any
+        other failure leaves the connection closed (never half read) and fails the batch."""
+        errors = self._crawl._redis.exceptions
+        pool = self._crawl.client.connection_pool
+        connection = await pool.get_connection()
+        try:
+            commands = [("EVALSHA", s.sha, numkeys, *words) for s, words, numkeys, _ in batch]
+            await connection.send_packed_command(connection.pack_commands(commands))
+            replies: list[Any] = []
+            for _ in commands:
+                try:
+                    replies.append(await connection.read_response())
+                except errors.ResponseError as exc:
+                    replies.append(exc)
+            return replies
+        except BaseException:
+            await connection.disconnect(nowait=True)
+            raise
+        finally:
+            await pool.release(connection)
 
 
 def _glob_escape(text: str) -> str:
