@@ -29,7 +29,7 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
-CHECKPOINTS = (100_000, 250_000, 500_000, 1_000_000)
+CHECKPOINTS = (100_000, 250_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000)
 
 
 @dataclass

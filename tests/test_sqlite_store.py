@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -104,6 +105,57 @@ async def test_leases_of_a_dead_run_are_reclaimed_on_open(tmp_path: Path) -> Non
         assert (stats.done, stats.queued, stats.in_flight) == (1, 2, 0)
         again = await revived.next()
         assert again is not None and again.key == b.key
+
+
+async def test_each_page_is_in_the_file_when_mark_done_returns(tmp_path: Path) -> None:
+    """Thirty requests finish together (their pages share COMMITs, run in the committer
+    thread, while others lease and queue): the moment each ``mark_done`` returns, the files
+    as a kill -9 would leave them hold its page and the links it queued."""
+    live = tmp_path / "live"
+    live.mkdir()
+    store = SqliteFrontier(live / "s.db", base_url=BASE)
+    await store.open()
+    await store.add([req(f"p{i}") for i in range(30)])
+    snapshots: list[tuple[str, Path]] = []
+
+    async def work(n: int) -> None:
+        leased = await store.next()
+        assert leased is not None
+        await asyncio.sleep(0)
+        await store.add([req(f"{leased.key.rsplit('/', 1)[1]}-child", 1)])
+        await store.mark_done(leased, Page(url=leased.url, status=200))
+        dead = tmp_path / f"dead{n}"  # no await since mark_done returned: as at a kill
+        dead.mkdir()
+        for name in ("s.db", "s.db-wal"):
+            shutil.copy(live / name, dead / name)
+        snapshots.append((leased.url, dead / "s.db"))
+
+    async with asyncio.TaskGroup() as group:
+        for n in range(30):
+            group.create_task(work(n))
+    await store.close()
+    assert len(snapshots) == 30
+    for url, path in snapshots:
+        async with SqliteFrontier(path, base_url=BASE) as revived:
+            assert url in {page.url for page in revived.pages()}
+            child = Request(url=url + "-child", key=url.removeprefix("http://") + "-child")
+            assert not await revived.add([child])  # queued with the page
+
+
+async def test_the_group_commit_runs_off_the_event_loop(tmp_path: Path) -> None:
+    commits: list[int] = []
+    async with SqliteFrontier(tmp_path / "s.db", base_url=BASE) as store:
+        store._connection().set_trace_callback(
+            lambda sql: commits.append(threading.get_ident()) if sql == "COMMIT" else None
+        )
+        await store.add([req("a"), req("b")])
+        for _ in range(2):
+            leased = await store.next()
+            assert leased is not None
+            await store.mark_done(leased, Page(url=leased.url, status=200))
+        assert len(commits) == 2
+        assert threading.get_ident() not in commits
+        assert [page.url for page in store.pages()] == [BASE + "a", BASE + "b"]
 
 
 async def test_library_state_resumes_and_counts_max_pages_across_runs(

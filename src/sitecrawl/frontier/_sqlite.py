@@ -59,18 +59,19 @@ killed process loses nothing committed, a power cut at most the last commits; th
 with checkpoints, every ~40 MB of WAL). Writes collect in one open transaction. By default
 (``commit_interval = 0``) :meth:`~SqliteFrontier.mark_done` returns only once its page is
 committed, and the pages finished in one turn of the event loop share that commit (group
-commit); with ``commit_interval > 0`` a commit happens when that many seconds have passed. The
-transaction is also committed whenever the queue runs dry.
+commit, :mod:`._sqlite_commit`); with ``commit_interval > 0`` a commit happens when that many
+seconds have passed, and whenever the queue runs dry.
 
 The file is opened with ``locking_mode = EXCLUSIVE``: while a crawl runs, no other process can
 open it, and the OS drops the lock when the process dies, so leases found on opening belong to a
 dead run and go back to the queue. The connection is used from the event loop's thread: each
-call is a few index lookups in SQLite's page cache, cheaper than a hop to a worker thread.
+call is a few index lookups in SQLite's page cache, cheaper than a hop to a worker thread. The
+group COMMIT, which writes the pages to the WAL, is the exception: it runs in a committer
+thread (SQLite releases the GIL), and the connection's other calls wait until it ends.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
@@ -81,9 +82,10 @@ from typing import Any
 
 from .._exceptions import StateError
 from .._models import Page, Request
-from .._pagecodec import decode, row
+from .._pagecodec import decode, row_encoder
 from .._urls import url_key
 from ._base import Frontier, FrontierStats
+from ._sqlite_commit import GroupCommit
 from ._sqlite_history import CrawlHistory, crawl_rows, start_crawl
 from ._sqlite_schema import (
     INSERT_PAGE,
@@ -105,7 +107,7 @@ _CACHE_KIB = 32 * 1024  # SQLite's page cache: bounded, whatever the number of U
 # Checkpoint (copy the WAL into the file, with an fsync) every ~40 MB of WAL instead of SQLite's
 # 4 MB: with a commit per page, checkpoints and their fsyncs were the largest cost.
 _CHECKPOINT_PAGES = 10_000
-_KNOWN_KEYS = 100_000  # bound of the in-memory "already in urls" memo
+_ROW = row_encoder(PAGE_COLUMNS)  # a page's values for INSERT_PAGE, after its id
 
 
 class SqliteFrontier(CrawlHistory, Frontier):
@@ -153,12 +155,9 @@ class SqliteFrontier(CrawlHistory, Frontier):
         self._commit_interval = commit_interval
         self._conn: sqlite3.Connection | None = None
         self._leases: dict[str, int] = {}
-        #: Keys known to be in ``urls`` (bounded): most links point at pages seen before, and
-        #: skipping their INSERT OR IGNORE is most of the cost of :meth:`add`.
-        self._known: set[str] = set()
         self._seen = self._queued = self._done = 0
         self._last_commit = 0.0
-        self._commit_waiters: list[asyncio.Future[None]] = []
+        self._commits: GroupCommit | None = None
         self._version = SCHEMA_VERSION
         #: Leases of a dead run put back in the queue by :meth:`open`.
         self.reclaimed = 0
@@ -170,8 +169,10 @@ class SqliteFrontier(CrawlHistory, Frontier):
             return
         if not self._create and not os.path.isfile(self.path):
             raise StateError(f"no such state file: {self.path}", path=self.path)
-        try:
-            conn = sqlite3.connect(self.path, timeout=_LOCK_TIMEOUT, isolation_level=None)
+        try:  # used by one thread at a time: the event loop's, or a COMMIT's (GroupCommit)
+            conn = sqlite3.connect(
+                self.path, timeout=_LOCK_TIMEOUT, isolation_level=None, check_same_thread=False
+            )
         except sqlite3.Error as exc:
             raise StateError(f"cannot open state file {self.path}: {exc}", path=self.path) from exc
         try:
@@ -182,12 +183,16 @@ class SqliteFrontier(CrawlHistory, Frontier):
             conn.close()
             raise
         self._conn = conn
+        self._commits = GroupCommit(conn, self._state_error)
         self._last_commit = time.monotonic()
 
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is None:
+        if self._conn is None:
             return
+        await self._ready()
+        conn, self._conn = self._conn, None
+        commits, self._commits = self._commits, None
+        error: StateError | None = None
         try:
             with self._guard():
                 if self._leases:
@@ -200,7 +205,12 @@ class SqliteFrontier(CrawlHistory, Frontier):
                     self._leases.clear()
                 if conn.in_transaction:
                     conn.execute("COMMIT")
+        except StateError as exc:
+            error = exc
+            raise
         finally:
+            if commits is not None:
+                commits.close(error)
             conn.close()
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
@@ -266,16 +276,29 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
-        """SQLite's errors become :class:`StateError`, here and nowhere else."""
+        """SQLite's errors become :class:`StateError`, here and nowhere else (the calls made
+        for every page catch them inline, through :meth:`_state_error`)."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise StateError(f"state file {self.path}: {exc}", path=self.path) from exc
+            raise self._state_error(exc) from exc
+
+    def _state_error(self, exc: sqlite3.Error) -> StateError:
+        return StateError(f"state file {self.path}: {exc}", path=self.path)
 
     def _connection(self) -> sqlite3.Connection:
+        """The connection, once no COMMIT runs (the calls made for every page wait for that
+        first, in :meth:`_ready`, without blocking the event loop)."""
         if self._conn is None:
             raise RuntimeError("SqliteFrontier used before open() or after close()")
+        if self._commits is not None:
+            self._commits.wait()
         return self._conn
+
+    async def _ready(self) -> None:
+        """Return once no COMMIT runs in the committer thread."""
+        if self._commits is not None and self._commits.busy:
+            await self._commits.ready()
 
     @staticmethod
     def _begin(conn: sqlite3.Connection) -> None:
@@ -295,28 +318,29 @@ class SqliteFrontier(CrawlHistory, Frontier):
     async def add(self, requests: Sequence[Request]) -> int:
         """Queue unseen requests. Not committed here: the transaction is committed with the
         page that found these links (:meth:`mark_done`), so a page is done exactly when its
-        links are queued."""
-        known = self._known
-        fresh = [r for r in requests if r.key not in known]
-        if not fresh:
+        links are queued. (The crawler offers each URL once, through its link memo: no memo
+        of keys seen is kept here too.)"""
+        if not requests:
             return 0
-        if len(known) > _KNOWN_KEYS:
-            known.clear()
-        known.update(r.key for r in fresh)
+        await self._ready()
         conn = self._connection()
-        with self._guard():
-            self._begin(conn)
+        try:
+            if not conn.in_transaction:
+                conn.execute("BEGIN")
             before = conn.total_changes
             conn.executemany(
                 "INSERT OR IGNORE INTO urls (key, url, depth, state) VALUES (?, ?, ?, 0)",
-                [(r.key, r.url, r.depth) for r in fresh],
+                [(r.key, r.url, r.depth) for r in requests],
             )
             added = conn.total_changes - before
+        except sqlite3.Error as exc:
+            raise self._state_error(exc) from exc
         self._seen += added
         self._queued += added
         return added
 
     async def claim(self, key: str) -> bool:
+        await self._ready()
         conn = self._connection()
         with self._guard():
             self._begin(conn)
@@ -329,61 +353,56 @@ class SqliteFrontier(CrawlHistory, Frontier):
         return claimed
 
     async def next(self) -> Request | None:
+        if not self._queued:  # known without a statement: idle workers ask often
+            if self._commit_interval:  # idle: a good moment to make everything durable
+                await self._ready()
+                with self._guard():
+                    self._tick(self._connection(), force=True)
+            return None
+        await self._ready()
         conn = self._connection()
-        with self._guard():
-            self._begin(conn)
+        try:
+            if not conn.in_transaction:
+                conn.execute("BEGIN")
             row = conn.execute(LEASE_NEXT).fetchone()
-            if row is None:
-                self._tick(conn, force=True)  # idle: a good moment to make everything durable
-                return None
+        except sqlite3.Error as exc:
+            raise self._state_error(exc) from exc
+        if row is None:  # (only if the file was changed behind our back)
+            self._queued = 0
+            return None
         self._leases[row[1]] = row[0]
         self._queued -= 1
         return Request(url=row[2], key=row[1], depth=row[3])
 
     async def mark_done(self, request: Request, page: Page | None = None) -> None:
+        await self._ready()
         conn = self._connection()
         lease = self._leases.pop(request.key)
-        with self._guard():
-            self._begin(conn)
+        try:
+            if not conn.in_transaction:
+                conn.execute("BEGIN")
             if page is None:
                 conn.execute("UPDATE urls SET state = 0 WHERE id = ?", (lease,))
                 self._queued += 1
             else:
                 conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
-                conn.execute(INSERT_PAGE, (lease, *row(page, PAGE_COLUMNS)))
+                conn.execute(INSERT_PAGE, (lease, *_ROW(page)))
                 self._done += 1
             if self._commit_interval:
                 self._tick(conn)
                 return
+        except sqlite3.Error as exc:
+            raise self._state_error(exc) from exc
         await self._group_commit()
 
     async def _group_commit(self) -> None:
         """Return once the open transaction is committed. Every page finished in the same
-        turn of the event loop shares one COMMIT (a WAL append of each dirty page),
-        and none returns before it is durable: a page is done exactly when it is stored."""
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-        self._commit_waiters.append(waiter)
-        if len(self._commit_waiters) == 1:
-            loop.call_soon(self._commit_waiting)
-        await waiter
-
-    def _commit_waiting(self) -> None:
-        waiters, self._commit_waiters = self._commit_waiters, []
-        error: StateError | None = None
-        if self._conn is not None:
-            try:
-                with self._guard():
-                    self._tick(self._conn, force=True)
-            except StateError as exc:
-                error = exc
-        for waiter in waiters:
-            if waiter.done():
-                continue
-            if error is None:
-                waiter.set_result(None)
-            else:
-                waiter.set_exception(error)
+        turn of the event loop shares one COMMIT (a WAL append of each dirty page), run in
+        the committer thread (:class:`._sqlite_commit.GroupCommit`), and none returns before
+        it is durable: a page is done exactly when it is stored."""
+        if self._commits is None:
+            raise RuntimeError("SqliteFrontier used after close()")
+        await self._commits.durable()
 
     async def is_finished(self) -> bool:
         return not self._queued and not self._leases
@@ -436,6 +455,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     async def save_options(self, options: dict[str, Any]) -> None:
         self.options = options
+        await self._ready()
         conn = self._connection()
         with self._guard():
             self._begin(conn)

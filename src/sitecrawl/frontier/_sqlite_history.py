@@ -153,11 +153,15 @@ class CrawlHistory:
     def _tick(self, conn: sqlite3.Connection, *, force: bool = False) -> None:
         raise NotImplementedError
 
+    async def _ready(self) -> None:
+        raise NotImplementedError
+
     async def previous_page(self, key: str) -> Page | None:
         """The previous crawl's page of ``key``, or None (no previous crawl kept, or the URL
         was not in it)."""
         if self.previous is None:
             return None
+        await self._ready()  # not while a COMMIT runs
         with self._guard():
             return page_in(self._connection(), self.previous["id"], key)
 
@@ -183,6 +187,7 @@ class CrawlHistory:
         """The current crawl ran to its end, or to ``cut_at`` pages (``max_pages``) with URLs
         left: the next crawl opening the file starts a new one (a cut crawl resumes when the
         run opening it allows more pages, or any number)."""
+        await self._ready()
         conn = self._connection()
         with self._guard():
             if not conn.in_transaction:
