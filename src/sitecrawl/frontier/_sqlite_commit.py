@@ -52,7 +52,8 @@ class GroupCommit:
 
     def wait(self) -> None:
         """Block until no COMMIT runs (for calls that cannot wait asynchronously)."""
-        self._idle.wait()
+        if not self._idle.is_set():  # (is_set takes no lock: this is called for every page)
+            self._idle.wait()
 
     async def durable(self) -> None:
         """Return once the writes made so far are committed: with the others of this turn of
