@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""``--render always`` on the generated SPA site (tests/spa_site.py): pages/s and the
-browser's memory as the rendered pages go by.
+"""``--render always`` (or ``--mode auto``) on the generated SPA site (tests/spa_site.py):
+pages/s and the browser's memory as the rendered pages go by.
 
 The site is served by a child process (aiohttp on 127.0.0.1), the crawl runs here through the
 library with ``Render(mode="always", tabs=N)``. Every ``--every`` rendered pages the browser's
@@ -40,7 +40,9 @@ async def crawl(args: argparse.Namespace, base: str) -> dict[str, object]:
     from sitecrawl import AsyncCrawler, CrawlConfig, Limits, Page, Render
     from sitecrawl.render._browser import tree_memory_mb
 
-    render = Render(mode="always", browser=args.browser, tabs=args.tabs, restart_every=args.restart)
+    render = Render(
+        mode=args.mode, browser=args.browser, tabs=args.tabs, restart_every=args.restart
+    )
     config = CrawlConfig(
         base_url=base,
         render=render,
@@ -63,6 +65,14 @@ async def crawl(args: argparse.Namespace, base: str) -> dict[str, object]:
     async with AsyncCrawler(base, config=config, on_page=on_page, keep_pages=False) as crawler:
         await crawler.crawl()
     elapsed = time.monotonic() - started
+    if rendered < 400:  # too few to read the memory from the 200th on
+        return {
+            "pages": crawler.stats.pages,
+            "rendered": rendered,
+            "seconds": round(elapsed, 1),
+            "pages_per_s": round(crawler.stats.pages / elapsed, 2),
+            "why": dict(crawler.stats.rendered),
+        }
     first = next(m for m in marks if m[0] == 200)
     last = marks[-1]
     return {
@@ -77,6 +87,7 @@ async def crawl(args: argparse.Namespace, base: str) -> dict[str, object]:
         "memory_ratio": round(last[2] / first[2], 2),
         "memory_median_mb": round(statistics.median(m[2] for m in marks if m[0] >= 200)),
         "memory_max_mb": round(max(m[2] for m in marks if m[0] >= 200)),
+        "why": dict(crawler.stats.rendered),
         "browser_starts": crawler._renderer.pool.starts if crawler._renderer else 0,  # type: ignore[attr-defined]
         "marks": [(n, round(t, 1), round(mb)) for n, t, mb in marks],
     }
@@ -86,6 +97,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=2100)
     ap.add_argument("--tabs", type=int, default=4)
+    ap.add_argument("--mode", choices=("auto", "always"), default="always")
     ap.add_argument("--restart", type=int, default=1000, help="--render-restart (default 1000)")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--processes", type=int, default=1)
