@@ -170,11 +170,16 @@ def link_graph(pages: int) -> dict[int, list[int]]:
 
 
 def site_app(
-    pages: int = 60, *, delay: float = 0.0, until: threading.Event | None = None
+    pages: int = 60,
+    *,
+    delay: float = 0.0,
+    until: threading.Event | None = None,
+    gate: threading.Event | None = None,
 ) -> web.Application:
     """A generated site: ``/`` is page 0, ``/p/{i}`` the others. Each page mixes relative,
     root-relative, absolute, fragment, mailto and external links, plus one image. Each answer
-    takes ``delay`` seconds (until the test sets ``until``, if given)."""
+    takes ``delay`` seconds (until the test sets ``until``, if given), and waits while the
+    test holds ``gate`` closed (cleared)."""
     graph = link_graph(pages)
 
     def path(i: int) -> str:
@@ -184,6 +189,8 @@ def site_app(
         i = int(request.match_info.get("i", 0))
         if not 0 <= i < pages:
             raise web.HTTPNotFound()
+        while gate is not None and not gate.is_set():
+            await asyncio.sleep(0.01)
         if delay and not (until and until.is_set()):
             await asyncio.sleep(delay)
         host = request.host

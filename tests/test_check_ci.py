@@ -139,7 +139,7 @@ def test_max_time_cuts_the_check_and_the_summary_says_what_was_not_checked(
     took = time.monotonic() - started
     out, err = capsys.readouterr()
     assert code == 1
-    assert took < 8  # not the 60 s a stalled request may take
+    assert took < 30  # not the 60 s a stalled request may take
     # /about crawled; 1 good, 15 dead, 3 refused external targets checked; 4 stalled.
     assert out.endswith(
         "20 link targets checked: 18 broken, 0 redirected; 4 not checked: 4 cut by --max-time\n"
@@ -215,12 +215,14 @@ def test_ctrl_c_during_the_check_prints_and_writes_the_results_so_far(
         start_new_session=True,
     )
     assert proc.stderr is not None
-    deadline = time.monotonic() + 30
     seen = ""
-    while "checking 23 link targets" not in seen and time.monotonic() < deadline:
-        seen += proc.stderr.readline()  # progress arrives while the check runs
+    # The dead and refused hosts fail at once, the stalled URLs hang (60 s): the progress line
+    # (every 5 s in a CI log) says when all but them are checked.
+    while "checked 19 of 23 link targets" not in seen:
+        line = proc.stderr.readline()  # progress arrives while the check runs
+        assert line, seen
+        seen += line
     assert proc.poll() is None, seen
-    time.sleep(1.0)  # the dead and refused hosts fail at once; the stalled URLs hang
     os.killpg(proc.pid, signum)
     out, err = proc.communicate(timeout=30)
     err = seen + err

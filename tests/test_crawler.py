@@ -170,7 +170,7 @@ def failure_app() -> web.Application:
 async def test_failures_are_recorded_never_raised(serve: ServeFn) -> None:
     server = serve(failure_app())
     errors: list[Page] = []
-    page_data = await crawl_site_async(server.url, timeout=0.5, on_error=errors.append)
+    page_data = await crawl_site_async(server.url, timeout=1.0, on_error=errors.append)
 
     def rec(path: str) -> dict[str, object]:
         return page_data[normalize_url(server.url + path)]

@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -107,19 +108,51 @@ def status(url: str, crawl_id: str, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 @pytest.fixture
-def slow_site() -> Iterator[ServerThread]:
-    server = ServerThread(site_app(40, delay=0.2)).start()
+def gate() -> threading.Event:
+    """The slow site answers while it is set (:func:`all_join`)."""
+    opened = threading.Event()
+    opened.set()
+    return opened
+
+
+@pytest.fixture
+def slow_site(gate: threading.Event) -> Iterator[ServerThread]:
+    server = ServerThread(site_app(40, delay=0.2, gate=gate)).start()
     yield server
     server.stop()
 
 
+def all_join(
+    server: RedisServer,
+    site: ServerThread,
+    gate: threading.Event,
+    crawl_id: str,
+    workers: int,
+    capsys: pytest.CaptureFixture[str],
+    *options: str,
+) -> list[subprocess.Popen[str]]:
+    """:func:`start_workers`, the site holding its answers until every worker has joined
+    (however long a busy machine takes to start them): each gets a share of the crawl."""
+    gate.clear()
+    try:
+        processes = start_workers(server, site, crawl_id, workers, *options)
+        alive = f"{workers} workers alive"
+        wait_until(lambda: alive in status(server.url, crawl_id, capsys), 60, alive)
+    finally:
+        gate.set()
+    return processes
+
+
 def test_three_workers_one_crawl_politeness_across_workers(
-    slow_site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    slow_site: ServerThread,
+    gate: threading.Event,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     expected = baseline(slow_site, tmp_path)
     server = shared_server()
     politeness = ("--per-host", "2", "--delay", "0.05", "-c", "4")
-    processes = start_workers(server, slow_site, "three", 3, *politeness)
+    processes = all_join(server, slow_site, gate, "three", 3, capsys, *politeness)
     errors = finish(processes)
 
     assert export(server.url, "three", tmp_path) == expected
@@ -143,20 +176,22 @@ def test_three_workers_one_crawl_politeness_across_workers(
 
 
 def test_a_worker_killed_with_sigkill_hands_its_pages_over(
-    slow_site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    slow_site: ServerThread,
+    gate: threading.Event,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     expected = baseline(slow_site, tmp_path)
     server = shared_server()
     options = ("--per-host", "4", "-c", "2", "--lease-ttl", "1", "-q")
-    processes = start_workers(server, slow_site, "killed", 3, *options)
-    wait_until(lambda: "3 workers alive" in status(server.url, "killed", capsys), 10, "3 workers")
-    wait_until(lambda: done(server, "killed") >= 8, 20, "8 pages")
+    processes = all_join(server, slow_site, gate, "killed", 3, capsys, *options)
+    wait_until(lambda: done(server, "killed") >= 8, 60, "8 pages")
     victim = processes[1]
     victim.kill()
     assert victim.wait(10) == -signal.SIGKILL
     assert victim.stderr is not None
     victim.stderr.close()
-    wait_until(lambda: "2 workers alive" in status(server.url, "killed", capsys), 5, "2 alive")
+    wait_until(lambda: "2 workers alive" in status(server.url, "killed", capsys), 30, "2 alive")
     finish([processes[0], processes[2]])
 
     assert export(server.url, "killed", tmp_path) == expected
