@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -97,15 +98,22 @@ def test_a_run_refused_by_a_lock_leaves_the_previous_outputs(
 
 def test_the_same_command_twice_at_once(serve: ServeFn, tmp_path: Path) -> None:
     """The second is refused (the state is locked) and the first's outputs are whole."""
-    site = serve(site_app(40, delay=0.25))  # ~5 s: the second starts well before the end
+    gate = threading.Event()  # the site answers once the second has been refused
+    site = serve(site_app(40, delay=0.01, gate=gate))
     argv = [sys.executable, "-m", "sitecrawl", "crawl", site.url, "-c", "2", "-q"]
     argv += ["-o", "pages.jsonl", "-o", "pages.csv", "--state", "s.db"]
     env = checkout_env()
     first = subprocess.Popen(argv, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not leftovers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.02)  # the first one has opened its outputs
-    second = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not leftovers(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.02)  # the first one has opened its outputs
+        # (not refused, it would wait on the gate: the timeout fails the test)
+        second = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+    finally:
+        gate.set()
     assert second.returncode == 2 and "is locked" in second.stderr
     _, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
