@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 
@@ -100,6 +101,7 @@ class ServerThread:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._runner: web.AppRunner | None = None
+        self._transports: list[asyncio.BaseTransport] = []
         self.port = 0
 
     @web.middleware
@@ -129,6 +131,17 @@ class ServerThread:
         asyncio.set_event_loop(self._loop)
         self._runner = web.AppRunner(self.app, access_log=None, handler_cancellation=True)
         self._loop.run_until_complete(self._runner.setup())
+        # Every connection's transport, to close any that cleanup() misses: one accepted as
+        # it shuts down (a browser's speculative connection) is dropped from its list unclosed.
+        web_server = self._runner.server
+        assert web_server is not None
+        made = web_server.connection_made
+
+        def connection_made(handler: Any, transport: asyncio.Transport) -> None:
+            self._transports.append(transport)
+            made(handler, transport)
+
+        web_server.connection_made = connection_made  # type: ignore[method-assign]
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         self._loop.run_until_complete(site.start())
         server = site._server
@@ -147,6 +160,10 @@ class ServerThread:
         async def shutdown() -> None:
             assert self._runner is not None
             await self._runner.cleanup()
+            await asyncio.sleep(0.01)  # a connection accepted during the cleanup is made
+            for transport in self._transports:
+                transport.close()
+            await asyncio.sleep(0)  # their sockets close
 
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
