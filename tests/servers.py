@@ -71,7 +71,8 @@ class Traffic:
         start after it still came as many intervals after the start before it as the two
         gaps need (two; one when the first is not spaced): how late the middle one was read
         does not change that span, and a crawler that skipped or shortened the delay there
-        falls short of it (by an interval, less its jitter)."""
+        falls short of it (by an interval, less its jitter). A short first gap has no span to
+        tell: it is excused (callers bound how many are)."""
         started = [(t, path) for t, h, path in self.starts if host is None or h == host]
         excused: list[str] = []
         unexcused: list[str] = []
@@ -80,8 +81,8 @@ class Traffic:
             if gap >= interval - tolerance:
                 continue
             what = f"{started[k][1]} {gap:.3f} s after {started[k - 1][1]}"
-            if k < 2:
-                unexcused.append(what)
+            if k < 2:  # nothing before it: its start may have been read late
+                excused.append(what)
                 continue
             span = started[k][0] - started[k - 2][0]
             need = interval * (2 if k - 1 >= spaced_from else 1)
@@ -131,8 +132,9 @@ class ServerThread:
         asyncio.set_event_loop(self._loop)
         self._runner = web.AppRunner(self.app, access_log=None, handler_cancellation=True)
         self._loop.run_until_complete(self._runner.setup())
-        # Every connection's transport, to close any that cleanup() misses: one accepted as
-        # it shuts down (a browser's speculative connection) is dropped from its list unclosed.
+        # Every connection's transport, to close any that cleanup() leaves open: one accepted
+        # as it shuts down is dropped from its list, one closed with an answer its peer never
+        # read (a killed or stalled browser) waits for the write forever.
         web_server = self._runner.server
         assert web_server is not None
         made = web_server.connection_made
@@ -162,7 +164,7 @@ class ServerThread:
             await self._runner.cleanup()
             await asyncio.sleep(0.01)  # a connection accepted during the cleanup is made
             for transport in self._transports:
-                transport.close()
+                transport.abort()  # closed or not (its unsent answer to a gone peer dropped)
             await asyncio.sleep(0)  # their sockets close
 
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)

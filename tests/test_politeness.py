@@ -272,7 +272,7 @@ async def test_per_host_cap_and_delay_are_held_server_side(serve: ServeFn) -> No
     assert len(spaced.traffic.starts) == 10  # robots.txt, sitemap.xml, 8 pages
     # every start 0.1 s after the one before, on the server's side; jitter only adds to it
     late, early = spaced.traffic.short_gaps(0.1, tolerance=TOLERANCE)
-    assert not early, (early, late)
+    assert not early and len(late) <= 2, (early, late)
 
 
 async def test_crawl_delay_is_honoured_and_capped(serve: ServeFn) -> None:
@@ -433,9 +433,9 @@ def test_short_gaps_tell_a_late_read_from_a_skipped_delay() -> None:
     jittered = traffic(0.0, 0.15, 0.3, 0.31, 0.45)  # the same with the most jitter of 0.5
     assert len(jittered.short_gaps(0.1, tolerance=0.02)[1]) == 1
     shortened = traffic(0.0, 0.07, 0.14, 0.21, 0.28)
-    assert len(shortened.short_gaps(0.1, tolerance=0.02)[1]) == 4
-    first = traffic(0.0, 0.01, 0.2)  # the first gap has nothing before it to excuse it
-    assert first.short_gaps(0.1, tolerance=0.02)[1] == ["/1 0.010 s after /0"]
+    assert len(shortened.short_gaps(0.1, tolerance=0.02)[1]) == 3  # and the first, excused
+    first = traffic(0.0, 0.01, 0.2)  # nothing before the first gap tells a late read from it
+    assert first.short_gaps(0.1, tolerance=0.02) == (["/1 0.010 s after /0"], [])
     # robots.txt's Crawl-delay spaces what follows it: one interval from robots.txt to /2
     robots = traffic(0.0, 0.14, 0.15)
     assert robots.short_gaps(0.1, tolerance=0.02, spaced_from=2) == (
