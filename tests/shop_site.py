@@ -9,6 +9,7 @@ product links back under ``?sort=`` and ``utm_`` variants. Crawled with ``--stri
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from aiohttp import web
 
@@ -29,7 +30,16 @@ def shop_paths() -> set[str]:
     )
 
 
-def shop_app(*, delay: float = 0.0) -> web.Application:
+def shop_app(*, delay: float = 0.0, gate: threading.Event | None = None) -> web.Application:
+    """Listings and products take ``delay`` seconds each, and wait while the test holds
+    ``gate`` closed (cleared)."""
+
+    async def slowly() -> None:
+        while gate is not None and not gate.is_set():
+            await asyncio.sleep(0.01)
+        if delay:
+            await asyncio.sleep(delay)
+
     async def home(request: web.Request) -> web.Response:
         links = [f'<a href="/list?page={n}">page {n}</a>' for n in range(1, LISTS + 1)]
         links += [f'<a href="/list?page=1&sort={s}">by {s}</a>' for s in SORTS]
@@ -37,8 +47,7 @@ def shop_app(*, delay: float = 0.0) -> web.Application:
 
     async def listing(request: web.Request) -> web.Response:
         page = int(request.query.get("page", "1"))
-        if delay:
-            await asyncio.sleep(delay)
+        await slowly()
         links = [f'<a href="/list?page={page}&sort={s}">by {s}</a>' for s in SORTS]
         links += [f'<a href="/list?sort={s}&page={page}">by {s}</a>' for s in SORTS]
         for i in range((page - 1) * PER_LIST + 1, page * PER_LIST + 1):
@@ -52,8 +61,7 @@ def shop_app(*, delay: float = 0.0) -> web.Application:
         i = int(request.match_info["i"])
         if not 1 <= i <= PRODUCTS:
             raise web.HTTPNotFound()
-        if delay:
-            await asyncio.sleep(delay)
+        await slowly()
         page = (i - 1) // PER_LIST + 1
         links = [
             f'<a href="/list?page={page}&sort=price">back</a>',

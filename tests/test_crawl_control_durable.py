@@ -10,17 +10,18 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
-from redis_server import shared_server
+from redis_server import RedisServer, shared_server
 from servers import ServerThread, checkout_env
 from shop_site import shop_app, shop_paths
 from sitecrawl._cli import main
-from test_redis import finish, sitecrawl, wait_until
+from test_redis import finish, sitecrawl, status, wait_until
 
 RULES = ("--strip-params", "utm_*", "--exclude", "[?&]sort=")
 
@@ -49,16 +50,36 @@ def exported(argv: list[str], tmp_path: Path, shop: ServerThread) -> set[str]:
 
 
 def test_shop_with_redis_and_two_workers(
-    shop: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = shared_server()
-    client = redis.Redis(port=server.port)
-    seed = sitecrawl(
-        "crawl", shop.url, "--redis", server.url, "--crawl-id", "shop", "-c", "4", *RULES
-    )
-    wait_until(lambda: bool(client.exists("sitecrawl:{shop}:config")), 10, "the seed")
-    joined = sitecrawl("worker", "--redis", server.url, "--crawl-id", "shop", "-c", "4")
-    errors = finish([seed, joined])
+    gate = threading.Event()  # the shop answers once both workers have joined
+    shop = ServerThread(shop_app(delay=0.01, gate=gate)).start()
+    try:
+        server = shared_server()
+        client = redis.Redis(port=server.port)
+        seed = sitecrawl(
+            "crawl", shop.url, "--redis", server.url, "--crawl-id", "shop", "-c", "4", *RULES
+        )
+        try:
+            wait_until(lambda: bool(client.exists("sitecrawl:{shop}:config")), 60, "the seed")
+            joined = sitecrawl("worker", "--redis", server.url, "--crawl-id", "shop", "-c", "4")
+            alive = "2 workers alive"
+            wait_until(lambda: alive in status(server.url, "shop", capsys), 60, alive)
+        finally:
+            gate.set()
+        errors = finish([seed, joined])
+        check_the_shared_crawl(shop, server, errors, tmp_path, capsys)
+    finally:
+        shop.stop()
+
+
+def check_the_shared_crawl(
+    shop: ServerThread,
+    server: RedisServer,
+    errors: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert_only_the_shop_pages(shop)
     counts = [int(re.search(r"([\d,]+) pages in", err)[1].replace(",", "")) for err in errors]  # type: ignore[index]
     assert sum(counts) == len(shop_paths())
