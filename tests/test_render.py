@@ -200,6 +200,7 @@ def test_a_resumed_crawl_renders_as_it_began_and_its_report_shows_js_changes(
     serve: ServeFn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
+    import sqlite3
 
     server = serve(spa_app(12))
     monkeypatch.chdir(tmp_path)
@@ -225,6 +226,14 @@ def test_a_resumed_crawl_renders_as_it_began_and_its_report_shows_js_changes(
         (url + "app/9", "js"),
         (url, "html"),  # JavaScript's link home: the HTML had it
     ]
+    conn = sqlite3.connect("s.db")  # the state file's links view says the same
+    view = conn.execute(
+        "SELECT l.target, l.origin FROM links AS l JOIN urls AS u ON u.id = l.source"
+        " WHERE u.url = ? AND l.kind = 'a' ORDER BY l.position",
+        (url + "item/6",),
+    ).fetchall()
+    conn.close()
+    assert view == item
     assert main(["report", "s.db", "-o", "report.html", "-q"]) == 0
     report = Path("report.html").read_text(encoding="utf-8")
     assert "Changed by JavaScript" in report and "Blog 3 (by JavaScript)" in report
@@ -256,6 +265,22 @@ def test_a_redis_worker_renders_as_the_crawl_asks(tmp_path: Path) -> None:
         pages = [json.loads(line) for line in out.read_text().splitlines()]
         assert len(pages) == 12 and all(page["rendered"] for page in pages)
         assert site.traffic.count("/api/secret") == 0
+        out = tmp_path / "links.jsonl"
+        export = ["export", "--redis", server.url, "--crawl-id", "spa", "-t", "links"]
+        assert main([*export, "-o", str(out), "-q"]) == 0
+        links = [json.loads(line) for line in out.read_text().splitlines()]
+        home = site.url + "/"
+        item = [
+            (r["target_url"], r["source"])
+            for r in links
+            if r["source_url"] == home + "item/6" and r["kind"] == "a"
+        ]
+        assert item == [
+            (home, "html"),
+            (home + "blog/7", "js"),
+            (home + "app/9", "js"),
+            (home, "html"),
+        ]
     finally:
         site.stop()
 

@@ -85,6 +85,65 @@ async def test_pages_round_trip_with_every_link(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA user_version").fetchone() == (4,)
 
 
+# The views as schema 2 to 4 made them, before ``links.origin`` (issue 18).
+OLD_VIEWS = """
+CREATE VIEW links (source, position, target, text, rel, kind) AS
+    SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+           json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a')
+    FROM pages AS p, json_each(p.links) AS j;
+CREATE VIEW images (page, position, src, alt) AS
+    SELECT source, position, target, text FROM links WHERE kind = 'img';
+"""
+
+
+async def test_the_links_view_tells_links_javascript_added(tmp_path: Path) -> None:
+    """``links.origin``: ``js`` for an ``a`` link whose target is in the rendered page's
+    ``js_links``, else ``html``; a file whose views predate it gets them when opened."""
+    rendered = Page(
+        url=BASE + "app",
+        status=200,
+        depth=0,
+        rendered=True,
+        js_links=[BASE + "b"],
+        js_links_added=1,
+        links=[
+            (BASE, "home", None, "a"),
+            (BASE + "b", "b", None, "a"),
+            (BASE + "b", "b again", None, "a"),
+            (BASE + "b", None, None, "img"),  # not an <a>: its target's origin does not count
+        ],
+    )
+    plain = Page(url=BASE + "c", status=200, depth=1, links=[(BASE + "b", "b", None, "a")])
+    path = tmp_path / "s.db"
+    async with SqliteFrontier(path, base_url=BASE) as store:
+        await store.add([req("app"), req("c", 1)])
+        for stored in (rendered, plain):
+            request = await store.next()
+            assert request is not None
+            await store.mark_done(request, stored)
+    query = "SELECT source, position, target, kind, origin FROM links ORDER BY source, position"
+    expected = [
+        (1, 0, BASE, "a", "html"),
+        (1, 1, BASE + "b", "a", "js"),
+        (1, 2, BASE + "b", "a", "js"),
+        (1, 3, BASE + "b", "img", "html"),
+        (2, 0, BASE + "b", "a", "html"),
+    ]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute(query).fetchall() == expected
+        assert conn.execute("SELECT page, src FROM images").fetchall() == [(1, BASE + "b")]
+        conn.executescript("DROP VIEW images; DROP VIEW links;" + OLD_VIEWS)
+        assert "origin" not in {row[1] for row in conn.execute("PRAGMA table_info(links)")}
+    conn.close()
+    async with SqliteFrontier(path, create=False) as store:
+        assert [page.url for page in store.pages()] == [BASE + "app", BASE + "c"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute(query).fetchall() == expected
+        assert conn.execute("SELECT page, src FROM images").fetchall() == [(1, BASE + "b")]
+        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+    conn.close()
+
+
 async def test_leases_of_a_dead_run_are_reclaimed_on_open(tmp_path: Path) -> None:
     live, dead = tmp_path / "live", tmp_path / "dead"
     live.mkdir()
@@ -260,7 +319,7 @@ async def test_a_schema_2_state_file_is_migrated_to_3_in_place(tmp_path: Path) -
         ]  # no row rewritten: the old ones are read as they were
         columns = [row[1] for row in conn.execute("PRAGMA table_info(pages)")]
         assert columns[23:25] == ["error_kind", "location"]  # after schema 2's 23 columns
-        assert conn.execute("SELECT count(*) FROM links").fetchone() == (1,)
+        assert conn.execute("SELECT origin FROM links").fetchall() == [("html",)]
     conn.close()
 
 

@@ -22,8 +22,10 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
                                                           hreflang [[lang, url], ...], links
                                                           [[target, text, rel, kind], ...]
     VIEW links (source, position, target, text, rel,      every link, duplicates included:
-                kind)                                     pages.links through json_each(); kind
-                                                          a, img, link, script or iframe
+                kind, origin)                             pages.links through json_each(); kind
+                                                          a, img, link, script or iframe;
+                                                          origin js for an a link whose target
+                                                          is in the page's js_links, else html
     VIEW images (page, position, src, alt)                the links of kind img (text: the alt)
     crawls (id INTEGER PRIMARY KEY, started, finished,    the crawls the file keeps; the last
             status, seconds, max_pages)                   is current (in urls and pages);
@@ -47,12 +49,13 @@ a URL is done exactly when its page is stored.
 
 An older file is migrated when opened, in one transaction: every page column it lacks is
 added (``ALTER TABLE ADD COLUMN``, NULL for the pages already stored: not measured, rather than
-a made-up 0), from schema 1 (before link kinds) the views are recreated, and before schema 4
-the file's crawl becomes crawl 1 (finished when nothing was left to fetch); a link array of
-three items is an ``a`` link. No stored row is rewritten, so the migration is instant whatever
-the file's size. Pages stored before schema 3 have no ``error_kind``: it is derived on reading
-from their ``error`` message, which only one kind of failure could write. A newer schema is
-refused.
+a made-up 0), views that lack a column are recreated (schema 1's had no link kinds, schema 4's
+before rendering no ``origin``: a change of views alone keeps the schema number, so an older
+sitecrawl still reads the file), and before schema 4 the file's crawl becomes crawl 1
+(finished when nothing was left to fetch); a link array of three items is an ``a`` link. No
+stored row is rewritten, so the migration is instant whatever the file's size. Pages stored
+before schema 3 have no ``error_kind``: it is derived on reading from their ``error`` message,
+which only one kind of failure could write. A newer schema is refused.
 
 Durability: WAL with ``synchronous = NORMAL`` (a commit is an append to the WAL, no fsync; a
 killed process loses nothing committed, a power cut at most the last commits; the fsyncs come

@@ -63,11 +63,19 @@ CREATE INDEX urls_queue ON urls (depth, id) WHERE state = 0;
     + PAGES_TABLE
     + HISTORY
 )
-# Views: recreated by the migration from schema 1.
+# Views: recreated by the migration when the file's views lack a column (:func:`_views_stale`).
+# ``origin``: ``js`` for an ``a`` link whose target JavaScript added (``--render``: the page's
+# ``js_links``), else ``html`` (the export's links table calls it ``source``; here ``source``
+# is the page, as it was from schema 1).
+VIEW_COLUMNS = ("source", "position", "target", "text", "rel", "kind", "origin")
 VIEWS = """
-CREATE VIEW links (source, position, target, text, rel, kind) AS
+CREATE VIEW links (source, position, target, text, rel, kind, origin) AS
     SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
-           json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a')
+           json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a'),
+           CASE WHEN p.rendered AND coalesce(json_extract(j.value, '$[3]'), 'a') = 'a'
+                     AND json_extract(j.value, '$[0]')
+                         IN (SELECT value FROM json_each(p.js_links))
+                THEN 'js' ELSE 'html' END
     FROM pages AS p, json_each(p.links) AS j;
 CREATE VIEW images (page, position, src, alt) AS
     SELECT source, position, target, text FROM links WHERE kind = 'img';
@@ -142,10 +150,10 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
     """Bring a file to :data:`SCHEMA_VERSION` and the page codec's columns, in one
     transaction (nothing to do, nothing written): each page column the file lacks is added
     (``ALTER TABLE ADD COLUMN``: NULL, so no row is rewritten and the migration is instant
-    whatever the file's size), and from schema 1 the views are recreated (a link array of
-    three items is an ``a`` link). ``meta`` remembers the schema an upgraded file had
-    (``upgraded_from``): the error kinds of its older pages are derived on reading
-    (:func:`legacy_error`)."""
+    whatever the file's size), and views that lack a column are recreated (a view stores
+    no rows: instant too; a link array of three items is an ``a`` link). ``meta`` remembers
+    the schema an upgraded file had (``upgraded_from``): the error kinds of its older pages
+    are derived on reading (:func:`legacy_error`)."""
     tables = ("pages", "history") if version >= 4 else ("pages",)
     missing = [
         (table, name)
@@ -154,7 +162,8 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
         for name in PAGE_COLUMNS
         if name not in have
     ]
-    if version == SCHEMA_VERSION and not missing:
+    stale = _views_stale(conn)
+    if version == SCHEMA_VERSION and not missing and not stale:
         return
     conn.execute("BEGIN")
     for table, name in missing:
@@ -163,12 +172,20 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
     if version < 4:
         _run_script(conn, HISTORY)
         _first_crawl(conn)
-    if version < 2:
+    if stale:
+        conn.execute("DROP VIEW IF EXISTS images")  # it reads links
         conn.execute("DROP VIEW links")
         _run_script(conn, VIEWS)
     conn.execute("INSERT OR IGNORE INTO meta VALUES ('upgraded_from', ?)", (str(version),))
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     conn.execute("COMMIT")
+
+
+def _views_stale(conn: sqlite3.Connection) -> bool:
+    """Whether the file's views are older than :data:`VIEWS` (schema 1's ``links`` had no
+    ``kind``; before issue 18's ``origin``, no ``origin``): the columns of ``links`` tell."""
+    have = tuple(row[1] for row in conn.execute("PRAGMA table_info(links)"))
+    return have != VIEW_COLUMNS
 
 
 # What sitecrawl wrote as ``error`` before schema 3 stored its kind, message by message: each
