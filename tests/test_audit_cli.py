@@ -232,8 +232,8 @@ def test_crawl_report_without_state_uses_the_records_in_memory(
     tables = {t["id"]: t for t in json.loads(block.group(1))["tables"]}
     broken = {row[0]: row[5] for row in tables["broken"]["rows"]}
     assert broken[site.url + "/missing"] == [
-        [site.url + "/", "Missing page", "a"],
-        [site.url + "/about", "gone again", "a"],
+        [site.url + "/", "Missing page", "a", "html"],
+        [site.url + "/about", "gone again", "a", "html"],
     ]
     assert site.url + "/private/secret" in broken
     assert [row[0] for row in tables["noalt"]["rows"]] == [site.url + "/", site.url + "/tricky"]

@@ -71,7 +71,12 @@ def hostile_data() -> ReportData:
     links += [
         {"source_url": S + "/", "target_url": S + "/gone", "anchor_text": HOSTILE_ANCHOR},
         {"source_url": S + "/p3", "target_url": S + "/gone", "anchor_text": "gone again"},
-        {"source_url": S + "/p4", "target_url": S + "/boom", "anchor_text": "Crash"},
+        {  # added by JavaScript to the rendered /p4 (--render)
+            "source_url": S + "/p4",
+            "target_url": S + "/boom",
+            "anchor_text": "Crash",
+            "source": "js",
+        },
         {"source_url": S + "/p5", "target_url": S + "/old", "anchor_text": "Legacy"},
         {
             "source_url": S + "/p5",
@@ -134,9 +139,10 @@ def test_the_data_block_holds_the_audit() -> None:
     found = audit(data.pages, data.links, data.images, start_url=data.meta.base_url)
     assert [row[0] for row in tables["broken"]["rows"]] == [S + "/gone", S + "/boom", JS_URL]
     assert tables["broken"]["rows"][0][5] == [
-        [S + "/", HOSTILE_ANCHOR, "a"],
-        [S + "/p3", "gone again", "a"],
+        [S + "/", HOSTILE_ANCHOR, "a", "html"],
+        [S + "/p3", "gone again", "a", "html"],
     ]
+    assert tables["broken"]["rows"][1][5] == [[S + "/p4", "Crash", "a", "js"]]
     assert len(tables["broken"]["rows"]) == len(found.broken_links)
     assert tables["redirects"]["rows"] == [
         [
@@ -145,7 +151,7 @@ def test_the_data_block_holds_the_audit() -> None:
             [[S + "/old", 301], [S + "/older", 302]],
             S + "/p1",
             200,
-            [[S + "/p5", "Legacy", "a"]],
+            [[S + "/p5", "Legacy", "a", "html"]],
         ]
     ]
     assert tables["duplicates"]["rows"] == [["title", "Same", 2, [S + "/p0", S + "/p1"]]]
@@ -262,6 +268,8 @@ def test_report_in_chromium_is_inert_interactive_and_complete(
         # Hostile strings are text, exactly as crawled.
         broken = page.locator("[data-table='broken']")
         assert broken.locator(".anchor").first.text_content() == HOSTILE_ANCHOR
+        # The one referrer whose link JavaScript added says so.
+        assert broken.locator(".origin").all_text_contents() == ["added by JavaScript"]
         assert broken.locator("a.url", has_text=JS_URL).get_attribute("href") is None
         assert page.get_by_text(HOSTILE_ALT, exact=True).count() == 1
         pages = page.locator("[data-table='pages']")

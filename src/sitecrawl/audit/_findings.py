@@ -17,7 +17,7 @@ from typing import Literal, TypeAlias
 
 from .._exceptions import RedirectOutOfScope
 from .._urls import url_key
-from ._rows import Hop, ImageRow, LinkKind, LinkRow, PageRow, is_html, succeeded
+from ._rows import Hop, ImageRow, LinkKind, LinkRow, LinkSource, PageRow, is_html, succeeded
 
 TextField: TypeAlias = Literal["title", "h1", "meta_description"]
 TEXT_FIELDS: tuple[TextField, ...] = ("title", "h1", "meta_description")
@@ -30,11 +30,13 @@ _NAVIGATION_KINDS: frozenset[LinkKind] = frozenset({"a", "iframe"})
 
 @dataclass(frozen=True, slots=True)
 class Referrer:
-    """A page that links to a target, and how (anchor text, link kind)."""
+    """A page that links to a target, and how (anchor text, link kind, and ``js`` when
+    JavaScript added the link to the rendered page)."""
 
     source_url: str
     anchor_text: str | None
     kind: LinkKind
+    source: LinkSource = "html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,9 @@ def referrers_by_key(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]
     """Each target key's distinct referrers, sorted by source URL."""
     found: defaultdict[str, set[Referrer]] = defaultdict(set)
     for link in links:
-        found[page_key(link.target_url)].add(Referrer(link.source_url, link.anchor_text, link.kind))
+        found[page_key(link.target_url)].add(
+            Referrer(link.source_url, link.anchor_text, link.kind, link.source)
+        )
     return {
         key: tuple(sorted(refs, key=lambda r: (r.source_url, r.kind, r.anchor_text or "")))
         for key, refs in found.items()

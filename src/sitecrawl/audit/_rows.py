@@ -23,6 +23,8 @@ from .._pagecodec import from_mapping
 
 LinkKind: TypeAlias = Literal["a", "img", "link", "script", "iframe"]
 LINK_KINDS: tuple[LinkKind, ...] = ("a", "img", "link", "script", "iframe")
+LinkSource: TypeAlias = Literal["html", "js"]
+"""``js``: an ``<a>`` link JavaScript added to a rendered page (``--render``); else ``html``."""
 
 Hop: TypeAlias = tuple[str, int]
 """One redirect response: the URL that answered and its 3xx status."""
@@ -60,6 +62,7 @@ class LinkRow:
     status: int | None = None
     error: str | None = None
     error_kind: str | None = None
+    source: LinkSource = "html"
 
     @classmethod
     def from_mapping(cls, row: Mapping[str, Any]) -> LinkRow:
@@ -76,6 +79,7 @@ class LinkRow:
             status=_opt_int(row.get("status")),
             error=_opt_str(row.get("error")),
             error_kind=_opt_str(row.get("error_kind")),
+            source="js" if row.get("source") == "js" else "html",
         )
 
 

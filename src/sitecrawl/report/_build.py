@@ -16,7 +16,7 @@ from .._models import Page
 from ..audit._findings import _NAVIGATION_KINDS, _is_broken, page_key
 from ..audit._rows import ImageRow, LinkRow
 from ..frontier import PageStore
-from ..sinks._tables import InternalTest, _kind
+from ..sinks._tables import InternalTest, _kind, js_added, link_source
 from ._data import ReportData
 
 
@@ -50,6 +50,7 @@ async def store_report_data(store: PageStore) -> ReportData:
                 continue  # the same document was crawled at its own URL: its links are there
             source = page.final_url
         source_key = page_key(source)
+        added_by_js = js_added(page)
         for url, text, rel, kind in page.links:
             if kind == "img":
                 images.append(ImageRow(page_url=source, src=url, alt=text))
@@ -66,6 +67,7 @@ async def store_report_data(store: PageStore) -> ReportData:
                     rel=rel,
                     internal=internal(url),
                     kind=_kind(kind),
+                    source=link_source(url, kind, added_by_js),
                 )
             )
     return ReportData.build(

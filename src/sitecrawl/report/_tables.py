@@ -1,7 +1,7 @@
 """The report's tables as plain JSON-ready specs: columns with a display type, rows as lists.
 
 Column types (drawn by ``assets/report.js``): text, url, status, num, ms, bytes, bool, and the
-lists urls, refs ([source, anchor, kind]) and hops ([url, status]).
+lists urls, refs ([source, anchor, kind, html or js]) and hops ([url, status]).
 
 A table embeds at most ``max_rows`` rows (:data:`MAX_ROWS`, in the audit's order) and a list
 cell at most :data:`MAX_LIST` items (a broken link in every page's menu would otherwise carry
@@ -75,7 +75,7 @@ class Table:
 
 
 def _refs(referrers: tuple[Referrer, ...]) -> list[list[str | None]]:
-    return [[r.source_url, r.anchor_text, r.kind] for r in referrers[:MAX_LIST]]
+    return [[r.source_url, r.anchor_text, r.kind, r.source] for r in referrers[:MAX_LIST]]
 
 
 def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) -> list[Table]:

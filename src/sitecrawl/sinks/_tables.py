@@ -19,14 +19,22 @@ writes the same schema) and rows as dicts, generated from :class:`~sitecrawl.Pag
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._models import PAGE_FIELDS, Page
 from .._pagecodec import COLUMN_TYPES, TUPLE_TYPES
 from .._urls import url_key
-from ..audit._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, PageRow
+from ..audit._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, LinkSource, PageRow
 from ..control._scope import CrawlScope
 
 if TYPE_CHECKING:
@@ -194,7 +202,7 @@ def _rows(
             if kind == "img":
                 yield {"page_url": page.url, "src": url, "alt": text}
     else:
-        added_by_js = set(page.js_links)
+        added_by_js = js_added(page)
         for position, (url, text, rel, kind) in enumerate(page.links):
             target_status, target_error, target_kind = targets.get(_key(url), _UNKNOWN)
             yield {
@@ -208,11 +216,21 @@ def _rows(
                 "target_status": target_status,
                 "target_error": target_error,
                 "target_error_kind": target_kind,
-                "source": "js" if kind == "a" and url in added_by_js else "html",
+                "source": link_source(url, kind, added_by_js),
             }
 
 
 _UNKNOWN: Target = (None, None, None)
+
+
+def js_added(page: Page) -> Collection[str]:
+    """The targets of the ``a`` links JavaScript added to a page (none unless rendered)."""
+    return set(page.js_links) if page.rendered and page.js_links else ()
+
+
+def link_source(url: str, kind: str, added_by_js: Collection[str]) -> LinkSource:
+    """A link's ``source``: ``js`` for an ``a`` link JavaScript added, else ``html``."""
+    return "js" if kind == "a" and url in added_by_js else "html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +264,7 @@ def site_rows(
             if _key(page.final_url) in crawled:
                 continue  # the same document was crawled at its own URL: its links are there
             source = page.final_url
+        added_by_js = js_added(page)
         for url, text, rel, kind in page.links:
             checked = target_status(url) if target_status is not None else None
             status, error, error_kind = checked if checked is not None else (None, None, None)
@@ -260,6 +279,7 @@ def site_rows(
                     status=status,
                     error=error,
                     error_kind=error_kind,
+                    source=link_source(url, kind, added_by_js),
                 )
             )
             if kind == "img":

@@ -96,6 +96,7 @@
         li.appendChild(urlNode(ref[0]));
         var label = ref[1] === null || ref[1] === "" ? "(" + ref[2] + ", no text)" : ref[1];
         li.appendChild(el("span", "anchor", label));
+        if (ref[3] === "js") li.appendChild(el("span", "origin", "added by JavaScript"));
       }));
     },
     hops: function (td, v) {
