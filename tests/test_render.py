@@ -186,14 +186,69 @@ async def test_a_render_that_times_out_keeps_the_raw_fields(serve: ServeFn) -> N
         await asyncio.sleep(0.02)
 
 
-def test_cli_render_without_a_browser_is_a_one_line_error(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+def test_cli_render_without_a_browser_is_a_one_line_error_before_any_request(
+    serve: ServeFn,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    missing = tmp_path / "no-chromium"
-    code = main(["crawl", "http://127.0.0.1:9/", "--render", "auto", "--browser", str(missing)])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert err.count("\n") == 1 and "apt-get install chromium" in err and str(missing) in err
+    server = serve(spa_app(4))
+    monkeypatch.chdir(tmp_path)
+    for missing in ("/nonexistent", str(tmp_path)):  # nothing there; not an executable
+        code = main(["crawl", server.url + "/", "--render", "auto", "--browser", missing])
+        captured = capsys.readouterr()
+        assert code == 2
+        err = captured.err
+        assert err.count("\n") == 1 and "apt-get install chromium" in err and missing in err
+        assert captured.out == ""
+    assert server.traffic.paths == []  # not even robots.txt
+    assert list(tmp_path.iterdir()) == []  # nor a state file
+
+
+# The CLI in a Python where the render extra is not installed: ``import playwright`` fails as
+# it does there (a None in sys.modules is how Python marks a module that cannot be imported).
+_WITHOUT_PLAYWRIGHT = """
+import sys
+sys.modules["playwright"] = None
+from sitecrawl._cli import main
+code = main(sys.argv[1:])
+try:
+    import playwright
+except ImportError:
+    raise SystemExit(code)
+raise SystemExit(99)  # playwright was importable after all: the test proves nothing
+"""
+
+
+def test_cli_render_without_playwright_is_a_one_line_error_before_any_request(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    server = serve(spa_app(4))
+    for mode in ("auto", "always"):
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _WITHOUT_PLAYWRIGHT,
+                "crawl",
+                server.url + "/",
+                "--render",
+                mode,
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 2, result
+        err = result.stderr
+        assert err.count("\n") == 1 and "pip install 'sitecrawl[render]'" in err, err
+        assert result.stdout == ""
+    assert server.traffic.paths == []  # not even robots.txt
+    assert list(tmp_path.iterdir()) == []  # nor a state file
 
 
 def test_a_resumed_crawl_renders_as_it_began_and_its_report_shows_js_changes(
