@@ -150,6 +150,99 @@ async def test_browser_requests_keep_the_per_host_cap_and_robots(serve: ServeFn)
     assert f"localhost:{server.port}" not in traffic.host_peak
 
 
+_SENDS_JS = """
+(async () => {
+  const found = await fetch('/api/search', {
+    method: 'POST', headers: {'content-type': 'application/json'}, body: '{"q": "items"}',
+  }).then(r => r.json());
+  await fetch('/api/state', {method: 'PUT', body: 'seen'});
+  const xhr = new XMLHttpRequest();
+  xhr.open('POST', '/api/flaky');
+  xhr.send('once');
+  fetch('/api/private', {method: 'POST', body: 'x'}).catch(() => null);
+  fetch('/api/state', {method: 'DELETE'}).catch(() => null);
+  fetch('http://localhost:' + location.port + '/api/search', {method: 'POST', body: '{}'})
+    .catch(() => null);
+  navigator.sendBeacon('/api/beacon', 'b');
+  document.getElementById('root').innerHTML =
+    found.links.map(l => '<a href="' + l + '">' + l + '</a>').join(' ');
+})();
+"""
+
+
+async def test_a_pages_own_post_and_put_go_through_robots_and_the_hosts_slot(
+    serve: ServeFn,
+) -> None:
+    """A script's POST and PUT to its own host are sent by sitecrawl (robots.txt checked,
+    through the host's slot, a POST never retried) with their bodies, and their answers
+    reach the page; other methods, beacons and another host's POST are not sent."""
+    from aiohttp import web
+
+    sent: list[tuple[str, str, str | None, bytes, bool]] = []
+
+    async def record(request: web.Request) -> None:
+        body = await request.read()
+        browser = "Sec-Fetch-Mode" in request.headers  # only Chromium sends it
+        sent.append((request.method, request.path, request.content_type, body, browser))
+
+    async def shell(request: web.Request) -> web.Response:
+        text = f"<title>Shell</title><div id='root'></div><script>{_SENDS_JS}</script>"
+        return web.Response(text=text, content_type="text/html")
+
+    async def search(request: web.Request) -> web.Response:
+        await record(request)
+        return web.json_response({"links": ["/found/1", "/found/2"]})
+
+    async def state(request: web.Request) -> web.Response:
+        await record(request)
+        return web.Response(text="ok")
+
+    async def flaky(request: web.Request) -> web.Response:
+        await record(request)
+        return web.Response(status=503, text="busy")  # a GET would be retried
+
+    async def found(request: web.Request) -> web.Response:
+        return web.Response(text="<title>Found</title>", content_type="text/html")
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(text="User-agent: *\nDisallow: /api/private\n")
+
+    app = web.Application()
+    app.router.add_get("/", shell)
+    app.router.add_get("/found/{n}", found)
+    app.router.add_post("/api/search", search)
+    app.router.add_route("*", "/api/state", state)
+    app.router.add_post("/api/flaky", flaky)
+    app.router.add_route("*", "/api/private", state)
+    app.router.add_route("*", "/api/beacon", state)
+    app.router.add_get("/robots.txt", robots)
+    server = serve(app)
+    config = _config(server.url + "/", "always")
+    config = CrawlConfig(
+        base_url=config.base_url,
+        render=config.render,
+        processes=1,
+        politeness=Politeness(per_host=1, backoff=0.05),
+    )
+    _, pages = await _crawl(config)
+    by_path = {urlsplit(page.url).path: page for page in pages}
+    assert set(by_path) == {"/", "/found/1", "/found/2"}  # the POST's answer reached the page
+    home = by_path["/"]
+    assert home.error is None and home.js_links == [
+        server.url + "/found/1",
+        server.url + "/found/2",
+    ]
+    assert sorted(sent) == [
+        ("POST", "/api/flaky", "text/plain", b"once", False),  # once: no retry
+        ("POST", "/api/search", "application/json", b'{"q": "items"}', False),
+        ("PUT", "/api/state", "text/plain", b"seen", False),
+    ]
+    traffic = server.traffic
+    assert traffic.count("/api/private") == 0  # robots.txt disallows it
+    assert f"localhost:{server.port}" not in traffic.host_peak  # another host's POST
+    assert traffic.host_peak[f"127.0.0.1:{server.port}"] == 1
+
+
 async def test_the_browser_restarts_every_n_renders(serve: ServeFn) -> None:
     server = serve(spa_app(6))
     crawler, pages = await _crawl(_config(server.url + "/", "always", restart_every=4))

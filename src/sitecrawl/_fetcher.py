@@ -229,12 +229,13 @@ class Fetcher:
         max_bytes: int | None = None,
         method: str = "GET",
         extra_headers: Mapping[str, str] | None = None,
+        data: bytes | None = None,
     ) -> Response:
         """One GET (or ``method="HEAD"``) of ``url``, no redirect following. The body is read
         (up to ``max_bytes`` decoded bytes, default ``Limits.max_bytes``) when it is HTML, or
         always with ``read_any``. ``extra_headers`` are sent with this request only (a conditional
-        request's). Raises a :class:`~sitecrawl.FetchError` subclass when no
-        usable response arrives."""
+        request's); ``data`` is its body (a rendered page's POST or PUT). Raises a
+        :class:`~sitecrawl.FetchError` subclass when no usable response arrives."""
         if self.session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
         cap = self._config.limits.max_bytes if max_bytes is None else max_bytes
@@ -258,6 +259,7 @@ class Fetcher:
                 target,
                 allow_redirects=False,
                 headers=extra,
+                data=data,
                 proxy=proxy_url,
                 proxy_headers=proxy_headers,
             ) as resp:

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from .control._scope import CrawlScope
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: Methods a failed request is retried with: repeating one changes nothing more than once
+#: (RFC 9110, 9.2.2). A POST is made once.
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
 BLOCKED = "blocked by robots.txt"
 #: What the parser's result gives the page record: every :class:`Extracted` field the record
@@ -82,9 +85,11 @@ class PoliteClient:
         max_bytes: int | None = None,
         method: str = "GET",
         extra_headers: Mapping[str, str] | None = None,
+        data: bytes | None = None,
     ) -> tuple[Response | FetchError, int]:
-        """GET (or HEAD) one hop of ``url`` politely; return the response (or the error) and
-        the number of attempts made."""
+        """GET (or HEAD; a rendered page's POST or PUT with its body ``data``) one hop of
+        ``url`` politely; return the response (or the error) and the number of attempts made
+        (one for a POST: it is not :data:`IDEMPOTENT`)."""
         politeness = self._politeness
         slot = self._throttle.slot(split_host(url))
         attempt = 0
@@ -100,6 +105,7 @@ class PoliteClient:
                     max_bytes=max_bytes,
                     method=method,
                     extra_headers=extra_headers,
+                    data=data,
                 )
             except FetchError as exc:
                 result = exc
@@ -119,7 +125,7 @@ class PoliteClient:
                 if isinstance(result, FetchError)
                 else result.status in RETRY_STATUSES
             )
-            if not retryable or attempt > politeness.retries:
+            if not retryable or attempt > politeness.retries or method not in IDEMPOTENT:
                 if retryable and attempt > 1:
                     why = result if isinstance(result, FetchError) else f"HTTP {result.status}"
                     logger.warning("gave up on %s after %d attempts: %s", url, attempt, why)

@@ -6,7 +6,10 @@ connects to no crawled host:
 - the page's document is fulfilled with the response sitecrawl already fetched (no second
   request for it);
 - images, media and fonts are aborted (they change no link nor text of the DOM); so are
-  requests other than GET and HEAD (rendering reads, it never submits);
+  requests other than GET and HEAD, but a ``fetch`` or XHR POST or PUT to a crawled host (an
+  application may ask for its content that way: a GraphQL query, a search): that one is
+  sent, with its body and content type, like a GET below (a POST is never retried);
+  forms, beacons and other methods are not;
 - a request to a host outside the crawl's scope (third party) is aborted, unless
   ``allow_third_party``: then the browser makes it itself;
 - a request to a crawled host is checked against robots.txt (disallowed or unreachable:
@@ -40,6 +43,9 @@ if TYPE_CHECKING:
 BLOCKED_TYPES = frozenset({"image", "media", "font"})
 #: Resource types kept in the shared cache.
 CACHED_TYPES = frozenset({"script", "stylesheet"})
+#: Methods sent for the page's own code (``fetch``, XHR) to a crawled host, besides GET.
+SENT_METHODS = frozenset({"POST", "PUT"})
+_SCRIPT_TYPES = frozenset({"fetch", "xhr"})
 _CACHE_ENTRIES = 256
 _CACHE_ENTRY_BYTES = 2 * 1024 * 1024
 
@@ -106,19 +112,21 @@ class Routes:
             )
             return
         kind = request.resource_type
-        if kind in BLOCKED_TYPES or request.method not in ("GET", "HEAD"):
+        method = request.method
+        sends = method in SENT_METHODS and kind in _SCRIPT_TYPES
+        if kind in BLOCKED_TYPES or not (method in ("GET", "HEAD") or sends):
             await route.abort("blockedbyclient")
             return
         if not url.startswith(("http://", "https://")):
             await route.continue_()
             return
         if not rules.crawled(url):
-            if rules.allow_third_party:
+            if rules.allow_third_party and not sends:  # another site's POST: never
                 await route.continue_()
             else:
                 await route.abort("blockedbyclient")
             return
-        cached = rules.cache.get(url)
+        cached = rules.cache.get(url) if not sends else None
         if cached is not None:
             rules.cache.move_to_end(url)
             status, headers, body = cached
@@ -132,8 +140,19 @@ class Routes:
             rules.blocked.append(url)
             await route.abort("blockedbyclient")
             return
+        data: bytes | None = None
+        sent: dict[str, str] | None = None
+        if sends:
+            data = request.post_data_buffer
+            content_type = request.headers.get("content-type")
+            sent = {"content-type": content_type} if content_type else None
         result, _ = await rules.client.get(
-            url, read_any=True, max_bytes=rules.max_bytes, method=request.method
+            url,
+            read_any=True,
+            max_bytes=rules.max_bytes,
+            method=method,
+            extra_headers=sent,
+            data=data,
         )
         rules.fetched += 1
         if isinstance(result, FetchError):
