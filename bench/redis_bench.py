@@ -16,6 +16,11 @@ Round trips are Redis's ``total_reads_processed`` (one per read of a client's so
 pipeline of calls is one), script calls its ``EVALSHA`` count, both per page stored. With
 ``--against SRC``, the same rounds also run the Redis crawls with that source tree (its
 ``src`` directory), for an interleaved A/B of two versions.
+
+CPU is counted for every process on the machine's cores: the crawl's (parsers included),
+redis-server's and the site's nginx's. ``cores_busy`` is their CPU seconds per second of
+wall time; ``ceiling_of_1`` is the machine's cores over one worker's ``cores_busy``: at one
+worker's CPU a page, no number of workers can be faster than that on these cores.
 """
 
 from __future__ import annotations
@@ -41,7 +46,15 @@ SRC = HERE.parent / "src"
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(SRC))
 
-from serve_site import DEFAULT_ROOT, NginxServer, exit_on_sigterm, port_in_use  # noqa: E402
+from serve_site import (  # noqa: E402
+    DEFAULT_ROOT,
+    NginxServer,
+    exit_on_sigterm,
+    port_in_use,
+    state_dir,
+)
+
+NGINX_PORT = 8088  # set by main(): the site's nginx, whose CPU counts too
 
 
 def free_port() -> int:
@@ -81,6 +94,7 @@ def scaling(
     client.config_resetstat()
     redis_cpu = _redis_cpu(client)
     cpu = _children_cpu()
+    nginx_cpu = _nginx_cpu()
     started = time.perf_counter()
     options = ["-c", str(concurrency), "--per-host", "64", "-q"]
     seed = sitecrawl(src, "crawl", url, "--redis", redis_url, "--crawl-id", crawl_id, *options)
@@ -95,6 +109,7 @@ def scaling(
     elapsed = time.perf_counter() - started
     cpu = _children_cpu() - cpu
     redis_cpu = _redis_cpu(client) - redis_cpu
+    nginx_cpu = _nginx_cpu() - nginx_cpu
     done = int(client.hget(f"sitecrawl:{{{crawl_id}}}:counts", "done") or 0)  # type: ignore[arg-type]
     stats: dict[str, Any] = client.info("stats")  # type: ignore[assignment]
     scripts: dict[str, Any] = client.info("commandstats")  # type: ignore[assignment]
@@ -108,6 +123,10 @@ def scaling(
         "pages_per_s": done / elapsed,
         "cpu_seconds": cpu,
         "redis_cpu_seconds": redis_cpu,
+        "nginx_cpu_seconds": nginx_cpu,
+        # Cores kept busy: the crawl's processes, redis-server and nginx, per second of wall
+        # time. On C cores, N such workers can be at most C / busy times as fast as this.
+        "cores_busy": (cpu + redis_cpu + nginx_cpu) / elapsed,
         "round_trips_per_page": stats["total_reads_processed"] / done,
         "script_calls_per_page": calls / done,
     }
@@ -115,17 +134,47 @@ def scaling(
 
 def single_process(url: str, concurrency: int, src: Path) -> dict[str, float]:
     cpu = _children_cpu()
+    nginx_cpu = _nginx_cpu()
     started = time.perf_counter()
     process = sitecrawl(src, "crawl", url, "--no-state", "-c", str(concurrency), "-q")
     assert process.wait() == 0
     elapsed = time.perf_counter() - started
-    return {"seconds": elapsed, "cpu_seconds": _children_cpu() - cpu}
+    cpu = _children_cpu() - cpu
+    nginx_cpu = _nginx_cpu() - nginx_cpu
+    busy = (cpu + nginx_cpu) / elapsed
+    return {
+        "seconds": elapsed,
+        "cpu_seconds": cpu,
+        "nginx_cpu_seconds": nginx_cpu,
+        "cores_busy": busy,
+    }
 
 
 def _children_cpu() -> float:
     """CPU seconds of this process's children waited for (the crawls and their parsers)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def _nginx_cpu() -> float:
+    """CPU seconds of the site's nginx so far: its master process and workers."""
+    try:
+        master = int((state_dir(NGINX_PORT) / "nginx.pid").read_text())
+    except (OSError, ValueError):
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry.name), int(fields[1])
+        if pid == master or ppid == master:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
 
 
 def _redis_cpu(client: Any) -> float:
@@ -152,6 +201,7 @@ def rounds(
         memory = alone["seconds"]
         row: dict[str, Any] = {"round": number, "memory_seconds": memory}
         row["memory_cpu_seconds"] = alone["cpu_seconds"]
+        row["memory_cores_busy"] = alone["cores_busy"]
         order = [(tree, n) for tree in trees for n in workers]
         rng.shuffle(order)
         for tree, n in order:
@@ -164,11 +214,14 @@ def rounds(
         for tree in trees:
             if 1 in workers and 2 in workers:
                 row[f"{tree}_2_of_1"] = row[f"{tree}_1"]["seconds"] / row[f"{tree}_2"]["seconds"]
+            if 1 in workers:  # what N workers could reach on these cores, at one's CPU a page
+                cores = os.cpu_count() or 1
+                row[f"{tree}_ceiling_of_1"] = cores / row[f"{tree}_1"]["cores_busy"]
         print(json.dumps(row), flush=True)
         runs.append(row)
     medians: dict[str, float] = {}
     for key in runs[0]:
-        if key.endswith(("_of_memory", "_of_1")):
+        if key.endswith(("_of_memory", "_of_1", "cores_busy")):
             medians[key] = statistics.median(run[key] for run in runs)
     for tree in trees:
         for n in workers:
@@ -178,6 +231,8 @@ def rounds(
                 "pages_per_s",
                 "cpu_seconds",
                 "redis_cpu_seconds",
+                "nginx_cpu_seconds",
+                "cores_busy",
             ):
                 medians[f"{tree}_{n}_{what}"] = statistics.median(
                     run[f"{tree}_{n}"][what] for run in runs
@@ -238,6 +293,8 @@ def main() -> None:
     args = ap.parse_args()
     exit_on_sigterm()  # redis-server and nginx stopped on SIGTERM too
     url = f"http://127.0.0.1:{args.port}/"
+    global NGINX_PORT
+    NGINX_PORT = args.port
     directory = tempfile.mkdtemp(prefix="sitecrawl-redis-bench-")
     redis_process, redis_port = start_redis(directory)
     redis_url = f"redis://127.0.0.1:{redis_port}/0"
