@@ -110,6 +110,26 @@ async def test_a_parser_process_past_its_deadline_is_replaced() -> None:
         assert data.h1 == "again" and not new.pending
 
 
+async def test_the_deadline_counts_from_when_the_child_began_the_page() -> None:
+    """Quick pages one after another for longer than the deadline are never killed (each
+    answer moves the deadline on); a slow page behind them still is, from when it began."""
+    extraction = Extraction.from_specs(SLOW_RULES)
+    async with Parser(2, deadline=DEADLINE, extraction=extraction) as parser:
+        [child] = parser._children
+        while not child.ready:
+            await asyncio.sleep(0.01)
+        started = time.monotonic()
+        while time.monotonic() - started < 3 * DEADLINE:  # the first timer fires, re-arms
+            data = await parser.parse(b"<h1>ok</h1>", None, "http://site.test/quick")
+            assert data.h1 == "ok"
+            await asyncio.sleep(DEADLINE / 10)
+        assert not child.gone and child.process.returncode is None
+        slow = asyncio.ensure_future(parser.parse(SLOW.encode(), None, "http://site.test/slow"))
+        with pytest.raises(Exception, match=r"parse took longer than 0\.5 s"):
+            await asyncio.wait_for(slow, 10 * DEADLINE)
+        assert await asyncio.wait_for(child.process.wait(), 10) == -9
+
+
 _KILLED_WHILE_WRITING = f"""
 import asyncio
 from sitecrawl.parse._extraction import Extraction
