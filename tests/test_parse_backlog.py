@@ -1,18 +1,51 @@
-"""How many pages may wait for a parser process before the event loop parses one itself."""
+"""Where pages get parsed when the parser process has a backlog: the event loop parses one
+itself only while its child is busy, and at most one between two answers it has read."""
 
 from __future__ import annotations
 
-from sitecrawl import AsyncCrawler
-from sitecrawl._crawler import parse_backlog
+import asyncio
+
+from sitecrawl.parse._pool import Parser
+
+PAGE = b"<title>t</title><main><h1>h</h1>" + b"<p>words and <a href='/x'>links</a></p>" * 400
 
 
-def test_the_backlog_is_12_or_three_quarters_of_the_workers() -> None:
-    assert [parse_backlog(c) for c in (1, 8, 16, 17, 64, 256)] == [12, 12, 12, 12, 48, 192]
+async def _ready(parser: Parser) -> None:
+    [child] = parser._children
+    while not child.ready:
+        await asyncio.sleep(0.01)
 
 
-def test_the_crawler_gives_its_parser_the_backlog_of_its_workers() -> None:
-    """At ``-c 64`` a backlog of 12 made the event loop parse most pages itself while its
-    parser process idled (the loop, busy parsing, read the child's answers late)."""
-    for workers, backlog in ((16, 12), (64, 48), (256, 192)):
-        crawler = AsyncCrawler("http://site.test/", max_concurrency=workers, processes=2)
-        assert crawler._parser.backlog == backlog
+async def test_a_burst_of_pages_goes_to_the_child_not_all_to_the_loop() -> None:
+    """Pages that finish in one moment (dozens at ``-c 64``): with only a backlog, every page
+    past it was parsed on the loop, one after the other, while the child idled with its
+    answers unread. Now the loop parses one, and the rest wait for the child."""
+    async with Parser(2, backlog=12) as parser:
+        await _ready(parser)
+        pages = await asyncio.gather(
+            *(parser.parse(PAGE, None, f"http://site.test/{i}") for i in range(100))
+        )
+        assert all(page.h1 == "h" for page in pages)
+        assert parser.parsed_here + parser.parsed_by_children == 100
+        assert parser.parsed_here <= 2, parser.parsed_here
+
+
+async def test_the_loop_parses_while_the_child_is_busy() -> None:
+    """A steady stream faster than one child keeps both busy: the loop takes some pages
+    (at most one between two of the child's answers), the child most."""
+    async with Parser(2, backlog=2) as parser:
+        await _ready(parser)
+
+        async def stream(i: int) -> None:
+            await asyncio.sleep(i * 0.0005)
+            await parser.parse(PAGE, None, f"http://site.test/{i}")
+
+        await asyncio.gather(*(stream(i) for i in range(200)))
+        assert parser.parsed_here + parser.parsed_by_children == 200
+        assert 0 < parser.parsed_here <= parser.parsed_by_children + 1
+
+
+async def test_without_a_ready_child_the_loop_parses() -> None:
+    async with Parser(1) as parser:
+        data = await parser.parse(PAGE, None, "http://site.test/")
+        assert data.h1 == "h" and parser.parsed_here == 1

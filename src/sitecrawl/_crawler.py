@@ -138,7 +138,6 @@ class AsyncCrawler(CourseAPI):
             config.processes,
             link_details=bool(config.link_details),
             extraction=Extraction(config.extract) if config.extract else None,
-            backlog=parse_backlog(self.max_concurrency),
         )
         self._resources = contextlib.AsyncExitStack()
         # Credentials go to the start URLs' scope: not where a start URL redirects off-site.
@@ -462,15 +461,6 @@ class AsyncCrawler(CourseAPI):
                 await _call(self._on_error, page)
         if self._on_page is not None:
             await _call(self._on_page, page)
-
-
-def parse_backlog(concurrency: int) -> int:
-    """Pages a parser process may have waiting before the event loop parses one itself: 12,
-    or three quarters of the workers when there are more. A fixed 12 let the loop take over
-    the parsing at ``-c 64`` and more: each page it parses delays the reading of the child's
-    answers, so the child's count of waiting pages stays high while it idles, and the loop
-    (the busier process) parsed most pages itself."""
-    return max(12, concurrency * 3 // 4)
 
 
 async def _call(hook: PageHook, page: Page) -> None:

@@ -56,6 +56,7 @@ class _ParserProcess:
         self._timer: asyncio.TimerHandle | None = None
         #: When the child started on the first pending page (the event loop's clock).
         self._head_since = 0.0
+        self.answers = 0  # pages answered (read back) so far
         self.reader = asyncio.create_task(self._read_answers())
 
     def _start_head(self) -> None:
@@ -121,6 +122,7 @@ class _ParserProcess:
                     continue
                 future = self.pending.popleft()
                 self.urls.popleft()
+                self.answers += 1
                 self._start_head()
                 if future.done():
                     continue
@@ -195,6 +197,11 @@ class Parser:
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
         self.backlog = backlog
+        #: Pages parsed on the event loop, and by the children.
+        self.parsed_here = 0
+        self.parsed_by_children = 0
+        #: The children's answers read when the loop last parsed a page itself (see parse).
+        self._answers_seen = -1
         self._children: list[_ParserProcess] = []
         #: Children that died or were killed, and the starts of those taking their place.
         self._ended: list[_ParserProcess] = []
@@ -238,10 +245,27 @@ class Parser:
         ready = [child for child in self._children if child.ready and not child.gone]
         if ready:
             child = min(ready, key=lambda c: len(c.pending))
-            if len(child.pending) < self.backlog:
+            if len(child.pending) < self.backlog or not self._answered_since_own(ready):
                 try:
-                    return await child.parse(body, charset, url)
+                    data = await child.parse(body, charset, url)
                 except _ChildGone:
                     self._replace_gone()
+                else:
+                    self.parsed_by_children += 1
+                    return data
         # No child ready, or all of them busy: the event loop has spare time, parse here.
+        self.parsed_here += 1
         return parse_or_error(body, charset, url, self.link_details, self.extraction)
+
+    def _answered_since_own(self, children: list[_ParserProcess]) -> bool:
+        """True (and noted) when a child has answered since the event loop last parsed a
+        page itself: the loop parses at most one page between two answers it has read. A
+        parse on the loop holds the loop, so the answers that came meanwhile are read only
+        after it; without this rule, the pages that finished in the same moment (dozens at
+        ``-c 64`` and more) were all parsed on the loop, one after the other, while the
+        children, their answers unread, idled."""
+        answers = sum(child.answers for child in children)
+        if answers == self._answers_seen:
+            return False
+        self._answers_seen = answers
+        return True
