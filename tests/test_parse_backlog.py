@@ -4,7 +4,6 @@ itself only while its child is busy, and at most one between two answers it has 
 from __future__ import annotations
 
 import asyncio
-import time
 
 from sitecrawl.parse._pool import Parser
 
@@ -50,22 +49,3 @@ async def test_without_a_ready_child_the_loop_parses() -> None:
     async with Parser(1) as parser:
         data = await parser.parse(PAGE, None, "http://site.test/")
         assert data.h1 == "h" and parser.parsed_here == 1
-
-
-async def test_a_busy_loop_leaves_the_pages_to_the_child() -> None:
-    """A loop that used the last window's time (the network at ``-c 256``) parses nothing
-    itself, however long its child's queue; the same burst on an idle loop takes one."""
-    for busy in (True, False):
-        async with Parser(2, backlog=1) as parser:
-            await _ready(parser)
-            parser._window = (time.monotonic(), time.thread_time())  # a window from now
-            end = time.monotonic() + 0.15
-            while busy and time.monotonic() < end:
-                pass  # the event loop's thread at work
-            if not busy:
-                await asyncio.sleep(0.15)
-            pages = await asyncio.gather(
-                *(parser.parse(PAGE, None, f"http://site.test/{i}") for i in range(20))
-            )
-            assert all(page.h1 == "h" for page in pages)
-            assert parser.parsed_here == (0 if busy else 1), (busy, parser.parsed_here)

@@ -27,7 +27,6 @@ import contextlib
 import marshal
 import os
 import sys
-import time
 from collections import deque
 from types import TracebackType
 
@@ -38,10 +37,6 @@ from ._extraction import Extraction
 
 #: Seconds a parser process may spend on one page before it is killed and replaced.
 PARSE_DEADLINE = 10.0
-#: The event loop parses a page itself only while its thread used less than this share of
-#: the last :data:`BUSY_WINDOW` seconds: a loop busy with the network has no time to spare.
-LOOP_BUSY = 0.85
-BUSY_WINDOW = 0.1
 
 
 class _ChildGone(Exception):
@@ -207,9 +202,6 @@ class Parser:
         self.parsed_by_children = 0
         #: The children's answers read when the loop last parsed a page itself (see parse).
         self._answers_seen = -1
-        #: The event loop thread's CPU share in the last window, and that window's start.
-        self._busy = 0.0
-        self._window = (time.monotonic(), time.thread_time())
         self._children: list[_ParserProcess] = []
         #: Children that died or were killed, and the starts of those taking their place.
         self._ended: list[_ParserProcess] = []
@@ -253,11 +245,7 @@ class Parser:
         ready = [child for child in self._children if child.ready and not child.gone]
         if ready:
             child = min(ready, key=lambda c: len(c.pending))
-            if (
-                len(child.pending) < self.backlog
-                or self._loop_busy()
-                or not self._answered_since_own(ready)
-            ):
+            if len(child.pending) < self.backlog or not self._answered_since_own(ready):
                 try:
                     data = await child.parse(body, charset, url)
                 except _ChildGone:
@@ -268,19 +256,6 @@ class Parser:
         # No child ready, or all of them busy: the event loop has spare time, parse here.
         self.parsed_here += 1
         return parse_or_error(body, charset, url, self.link_details, self.extraction)
-
-    def _loop_busy(self) -> bool:
-        """True while the event loop's thread used :data:`LOOP_BUSY` or more of the last
-        window's time (read again once a window has passed): at ``-c 256`` the loop is the
-        busier process (more requests in flight, more reads each), so pages it parsed itself
-        starved the requests while the child idled half the time."""
-        now = time.monotonic()
-        started, cpu = self._window
-        if now - started >= BUSY_WINDOW:
-            spent = time.thread_time()
-            self._busy = (spent - cpu) / (now - started)
-            self._window = (now, spent)
-        return self._busy >= LOOP_BUSY
 
     def _answered_since_own(self, children: list[_ParserProcess]) -> bool:
         """True (and noted) when a child has answered since the event loop last parsed a
