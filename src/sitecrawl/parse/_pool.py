@@ -62,8 +62,8 @@ class _ParserProcess:
     def _start_head(self) -> None:
         """The child starts on the first pending page now: give it :attr:`deadline`. One
         timer at a time, armed when none is: an answer only notes when the next page began
-        (a timer cancelled and made again per page cost the event loop ~4 us a page), and
-        the timer, when it fires, goes again for the page that is first by then."""
+        (no timer cancelled and made again per page), and the timer, when it fires, goes
+        again for the page that is first by then."""
         if self.gone or not self.pending:
             return
         loop = asyncio.get_running_loop()
