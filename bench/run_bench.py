@@ -220,6 +220,10 @@ def run_one(
     output = out_dir / f"{contender.name}-r{rnd}.jsonl"
     log = out_dir / f"{contender.name}-r{rnd}.log"
     output.unlink(missing_ok=True)
+    # A state file a variant names after its output ({output}.db) is left by an earlier run:
+    # removed, so that every run is a first crawl (--fresh would spend seconds emptying it).
+    for leftover in out_dir.glob(f"{output.name}.db*"):
+        leftover.unlink()
     argv = [arg.replace("{output}", str(output)) for arg in contender.argv]
     result = RunResult(contender.name, rnd, ok=False, output=str(output))
 

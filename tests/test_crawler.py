@@ -18,9 +18,11 @@ from sitecrawl import (
     FetchError,
     NotHTMLError,
     Page,
+    Request,
     crawl_site_async,
     normalize_url,
 )
+from sitecrawl.frontier import MemoryFrontier
 from sitecrawl.parse._child import LENGTH, job_frame
 from sitecrawl.parse._extract import Extracted
 from sitecrawl.parse._pool import _child_env
@@ -100,6 +102,25 @@ async def test_max_pages_is_never_exceeded(site: ServerThread, max_pages: int) -
     page_data = await crawl_site_async(site.url, max_concurrency=8, max_pages=max_pages)
     assert len(page_data) == max_pages
     assert len(site.traffic.pages) == max_pages
+
+
+class _SlowLeases(MemoryFrontier):
+    """A frontier whose leases take a moment (as a shared or durable one's may)."""
+
+    async def next(self) -> Request | None:
+        await asyncio.sleep(0.005)
+        return await super().next()
+
+
+async def test_max_pages_counts_only_the_leases_given(site: ServerThread) -> None:
+    """16 workers ask at once while one URL is queued: the 15 empty answers do not count
+    against max_pages (a worker stops at the cap only once every lease asked for is known)."""
+    async with AsyncCrawler(
+        site.url, frontier=_SlowLeases(), max_concurrency=16, max_pages=5
+    ) as crawler:
+        page_data = await crawler.crawl()
+    assert len(page_data) == 5
+    assert len(site.traffic.pages) == 5
 
 
 @pytest.mark.parametrize("concurrency", [1, 3, 10])

@@ -157,6 +157,9 @@ class AsyncCrawler(CourseAPI):
         self._on_error = on_error
         self._started = 0  # pages whose fetch has begun (the max_pages budget)
         self._in_flight = 0
+        self._asking = 0  # frontier.next() calls not yet returned (counted in _started)
+        self._answered = asyncio.Event()  # set when a next() call returns, if ...
+        self._capped = 0  # ... workers wait at the max_pages cap for the calls asking
         self._stopping = False
         self.interrupted = False
         self._wake = asyncio.Event()
@@ -285,12 +288,26 @@ class AsyncCrawler(CourseAPI):
         frontier = self.frontier
         max_pages = self.config.limits.max_pages
         while not self._stopping:
-            if max_pages is not None and self._started >= max_pages:
-                self._halt()
-                return
             wake = self._wake
+            if max_pages is not None and self._started >= max_pages:
+                if not self._asking:  # the cap is reached: every lease asked for was given
+                    self._halt()
+                    return
+                self._capped += 1  # another worker's next() may yet come back empty
+                try:
+                    await self._answered.wait()
+                finally:
+                    self._capped -= 1
+                continue
             self._started += 1
-            request = await frontier.next()
+            self._asking += 1
+            try:
+                request = await frontier.next()
+            finally:
+                self._asking -= 1
+                if self._capped:  # the workers waiting at the cap look again
+                    self._answered.set()
+                    self._answered = asyncio.Event()
             if request is None:
                 self._started -= 1
                 if self._in_flight == 0 and await frontier.is_finished():

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from .._exceptions import ConfigError
-from .._json import dumps
+from .._json import dump_line, dumps
 from ._atomic import Replacement
 from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
@@ -175,19 +175,43 @@ class CsvWriter(_TextWriter):
         self._writer.writerow([csv_cell(cell(row, source)) for source in self._sources])
 
 
-class JsonlWriter(_TextWriter):
+class JsonlWriter(RowWriter):
     """One JSON object per line, flushed at least every :data:`FLUSH_EVERY` seconds, so a
-    reader of ``-o -`` (or of the temporary file) sees rows as they come."""
+    reader of ``-o -`` (or of the temporary file) sees rows as they come. Written as bytes:
+    the encoder's UTF-8 goes to the file as it is (to a ``sys.stdout`` without a binary
+    buffer, as text)."""
 
-    def _start(self) -> None:
+    def __init__(self, path: str, table: TableSpec) -> None:
+        super().__init__(path, table)
+        self._file: IO[bytes] | None = None
+        if self._replacement is not None:
+            self._file = open(self._replacement.temp, "wb")  # noqa: SIM115 - closed in _finish
+            self._put: Callable[[bytes], object] = self._file.write
+            self._flush: Callable[[], None] = self._file.flush
+        elif (buffer := getattr(sys.stdout, "buffer", None)) is not None:
+            sys.stdout.flush()  # what was printed before comes first
+            self._put, self._flush = buffer.write, buffer.flush
+        else:
+            out = sys.stdout
+            self._put, self._flush = (lambda line: out.write(line.decode())), out.flush
         self._flushed = time.monotonic()
 
     def write(self, row: Row) -> None:
-        self._out.write(dumps(row) + "\n")
+        self._put(dump_line(row))
         now = time.monotonic()
         if now - self._flushed >= FLUSH_EVERY:
-            self._out.flush()
+            self._flush()
             self._flushed = now
+
+    def _finish(self) -> None:
+        if self._file is None:
+            self._flush()
+        else:
+            self._file.close()
+
+    def _abandon(self) -> None:
+        if self._file is not None:
+            self._file.close()
 
 
 class JsonWriter(_TextWriter):
