@@ -326,3 +326,27 @@ def test_sigterm_during_export_writes_no_file(big_state: Path, tmp_path: Path) -
     assert process.returncode == 143, err
     assert err == "sitecrawl: interrupted\n"
     assert os.listdir(tmp_path) == ["out.csv"] and (tmp_path / "out.csv").read_text() == PREVIOUS
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["buffer", "text only"])
+def test_json_lines_to_stdout_come_after_what_was_printed(
+    binary: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-`` writes UTF-8 lines to stdout's binary buffer, after the text printed before it;
+    a stdout without a buffer (a StringIO) gets the same lines as text."""
+    import io
+
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8") if binary else io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    print("before")
+    writer = open_writer("-", PAGES)
+    for n in range(3):
+        writer.write({"url": f"http://a/{n}", "title": "Café — ça"})
+    writer.close()
+    text = raw.getvalue().decode() if binary else out.getvalue()  # type: ignore[attr-defined]
+    lines = text.splitlines()
+    assert lines[0] == "before"
+    assert [json.loads(line) for line in lines[1:]] == [
+        {"url": f"http://a/{n}", "title": "Café — ça"} for n in range(3)
+    ]
