@@ -75,6 +75,7 @@ thread (SQLite releases the GIL), and the connection's other calls wait until it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -97,7 +98,6 @@ from ._sqlite_schema import (
     SCHEMA_VERSION,
     SELECT_PAGES,
     create,
-    drop_all,
     inspect,
     legacy_error,
     migrate,
@@ -119,8 +119,8 @@ class SqliteFrontier(CrawlHistory, Frontier):
     ``base_url`` binds a new file to a crawl and is checked against an existing one (another
     site's state is refused); None skips the check (export). ``options`` (the crawl's rules,
     JSON) are stored with a new file; an existing file's stored ones replace them in
-    :attr:`options` when opened. ``fresh`` empties an existing
-    state file first; ``create=False`` refuses a missing one. Every problem with the file
+    :attr:`options` when opened. ``fresh`` replaces an existing state file with a new
+    one (its crawls forgotten); ``create=False`` refuses a missing one. Every problem with the file
     raises :class:`~sitecrawl.StateError` and leaves the file as it was.
     """
 
@@ -172,15 +172,11 @@ class SqliteFrontier(CrawlHistory, Frontier):
             return
         if not self._create and not os.path.isfile(self.path):
             raise StateError(f"no such state file: {self.path}", path=self.path)
-        try:  # used by one thread at a time: the event loop's, or a COMMIT's (GroupCommit)
-            conn = sqlite3.connect(
-                self.path, timeout=_LOCK_TIMEOUT, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise StateError(f"cannot open state file {self.path}: {exc}", path=self.path) from exc
+        conn = self._connect()
         try:
             with self._guard():
-                conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+                if self._fresh and not inspect(conn, self.path)[0]:
+                    conn = self._start_over(conn)
                 self._prepare(conn)
         except BaseException:
             conn.close()
@@ -216,16 +212,37 @@ class SqliteFrontier(CrawlHistory, Frontier):
                 commits.close(error)
             conn.close()
 
+    def _connect(self) -> sqlite3.Connection:
+        try:  # used by one thread at a time: the event loop's, or a COMMIT's (GroupCommit)
+            conn = sqlite3.connect(
+                self.path, timeout=_LOCK_TIMEOUT, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+        except sqlite3.Error as exc:
+            raise StateError(f"cannot open state file {self.path}: {exc}", path=self.path) from exc
+        return conn
+
+    def _start_over(self, conn: sqlite3.Connection) -> sqlite3.Connection:
+        """``fresh``: the file (a state file, checked) is removed with its WAL while this
+        connection holds its lock, and a new one is made in its place: instant whatever its
+        size, where dropping its tables freed every page of it (~1 s per 100 MB)."""
+        conn.execute("BEGIN EXCLUSIVE")  # nobody else reads or writes it meanwhile
+        try:
+            for suffix in ("-wal", "-shm", ""):  # the WAL first: never a WAL without its file
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(self.path + suffix)
+        except OSError as exc:
+            raise StateError(f"cannot start {self.path} over: {exc}", path=self.path) from exc
+        finally:
+            conn.close()
+        return self._connect()
+
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Check the file, then (only then) change it: schema, WAL, reclaimed leases."""
         new, self._version = inspect(conn, self.path)
         if not new:
             stored = read_meta(conn).get("base_url", "")
-            if self._fresh:
-                drop_all(conn)
-                new = True
-                self.options = self._given_options
-            elif self.base_url is not None and url_key(stored) != url_key(self.base_url):
+            if self.base_url is not None and url_key(stored) != url_key(self.base_url):
                 raise StateError(
                     f"state file {self.path} holds a crawl of {stored}, not {self.base_url}"
                     " (start over with --fresh, or pick another file with --state)",

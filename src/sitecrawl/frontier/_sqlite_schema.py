@@ -243,18 +243,6 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def drop_all(conn: sqlite3.Connection) -> None:
-    """Empty a state file (``--fresh``): every table and view goes."""
-    objects = conn.execute(
-        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view')"
-        " ORDER BY type = 'table'"
-    ).fetchall()
-    conn.execute("BEGIN")
-    for kind, name in objects:  # views first: they name the tables
-        conn.execute(f'DROP {kind.upper()} "{name}"')
-    conn.execute("COMMIT")
-
-
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT name, value FROM meta").fetchall())
 
