@@ -120,8 +120,8 @@ class SqliteFrontier(CrawlHistory, Frontier):
     site's state is refused); None skips the check (export). ``options`` (the crawl's rules,
     JSON) are stored with a new file; an existing file's stored ones replace them in
     :attr:`options` when opened. ``fresh`` replaces an existing state file with a new
-    one (its crawls forgotten); ``create=False`` refuses a missing one. Every problem with the file
-    raises :class:`~sitecrawl.StateError` and leaves the file as it was.
+    one (its crawls forgotten); ``create=False`` refuses a missing one. Every problem with
+    the file raises :class:`~sitecrawl.StateError` and leaves the file as it was.
     """
 
     stores_pages = True
@@ -224,8 +224,8 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     def _start_over(self, conn: sqlite3.Connection) -> sqlite3.Connection:
         """``fresh``: the file (a state file, checked) is removed with its WAL while this
-        connection holds its lock, and a new one is made in its place: instant whatever its
-        size, where dropping its tables freed every page of it (~1 s per 100 MB)."""
+        connection holds its lock, and a new one is made in its place, whatever its size at
+        the same cost (dropping its tables freed every page of it: bench/RESULTS.md 15)."""
         conn.execute("BEGIN EXCLUSIVE")  # nobody else reads or writes it meanwhile
         try:
             for suffix in ("-wal", "-shm", ""):  # the WAL first: never a WAL without its file
