@@ -33,8 +33,8 @@ sys.path.insert(0, str(BENCH_DIR))
 from serve_site import NginxServer  # noqa: E402
 
 
-def count(src: Path, url: str, args: list[str], out: Path) -> tuple[int, int]:
-    """(instructions of all the crawl's processes, pages written)."""
+def count(src: Path, url: str, args: list[str], out: Path) -> tuple[int, int, int]:
+    """(instructions of all the crawl's processes, of the event loop's, pages written)."""
     logs = Path(tempfile.mkdtemp(prefix="cg-"))
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
     cmd = [
@@ -54,14 +54,16 @@ def count(src: Path, url: str, args: list[str], out: Path) -> tuple[int, int]:
         *args,
     ]
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-    total = 0
+    counts = {}
     for log in logs.glob("log.*"):
         found = re.search(r"Collected : (\d+)", log.read_text())
         if found:
-            total += int(found.group(1))
+            counts[int(log.name.split(".")[1])] = int(found.group(1))
+    total = sum(counts.values())
+    loop = counts[min(counts)] if counts else 0  # the first process: the event loop's
     pages = sum(1 for _ in out.open()) if out.suffix == ".jsonl" else 0
     subprocess.run(["rm", "-rf", str(logs)], check=True)
-    return total, pages
+    return total, loop, pages
 
 
 def main() -> None:
@@ -95,12 +97,14 @@ def main() -> None:
                     db = Path(tmp) / f"{name}-{round_}.db"
                     crawl_args = shlex.split(options.replace("{db}", str(db)))
                     out = Path(tmp) / f"{name}-{round_}.jsonl"
-                    total, pages = count(src, f"http://127.0.0.1:{port}/", crawl_args, out)
+                    total, loop, pages = count(src, f"http://127.0.0.1:{port}/", crawl_args, out)
                     per_page = total / max(pages, 1)
                     results.setdefault((options, name), []).append(per_page)
+                    results.setdefault((options, name + " loop"), []).append(loop / max(pages, 1))
                     print(
                         f"round {round_ + 1} [{options}] {name}: {pages} pages, "
-                        f"{per_page:,.0f} instructions a page",
+                        f"{per_page:,.0f} instructions a page ({loop / max(pages, 1):,.0f} in the"
+                        " event loop's process)",
                         flush=True,
                     )
     for options in sets:
@@ -109,6 +113,9 @@ def main() -> None:
         if args.baseline:
             base = statistics.median(results[(options, "baseline")])
             line += f"; baseline {base:,.0f}; this / baseline = {this / base:.3f}"
+            loops = [statistics.median(results[(options, n + " loop")]) for n in sources]
+            line += f"; event loop's process {loops[0]:,.0f} / {loops[1]:,.0f} = "
+            line += f"{loops[0] / loops[1]:.3f}"
         print(line)
 
 

@@ -101,6 +101,7 @@ class RunResult:
     ok: bool
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    sys_s: float = 0.0
     pages: int = 0
     unique_pages: int = 0
     errors: int = 0
@@ -253,6 +254,7 @@ def run_one(
         result.wall_s = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, tell Popen
         result.cpu_s = rusage.ru_utime + rusage.ru_stime
+        result.sys_s = rusage.ru_stime
 
     if proc.returncode != 0:
         timed_out = proc.returncode == -signal.SIGKILL and result.wall_s >= timeout
@@ -283,7 +285,7 @@ def normalize(url: str) -> str:
 
 def print_header() -> None:
     print(
-        f"  {'contender':<14} {'wall s':>8} {'cpu s':>8} {'pages':>7} {'unique':>7} {'errors':>6}"
+        f"  {'contender':<14} {'wall s':>8} {'cpu s':>8} {'sys s':>6} {'pages':>7} {'unique':>7} {'errors':>6}"
         f" {'pages/s':>9} {'RSS MB':>8}"
     )
 
@@ -291,7 +293,7 @@ def print_header() -> None:
 def print_row(r: RunResult) -> None:
     if r.ok:
         print(
-            f"  {r.name:<14} {r.wall_s:>8.2f} {r.cpu_s:>8.2f} {r.pages:>7} {r.unique_pages:>7}"
+            f"  {r.name:<14} {r.wall_s:>8.2f} {r.cpu_s:>8.2f} {r.sys_s:>6.2f} {r.pages:>7} {r.unique_pages:>7}"
             f" {r.errors:>6} {r.pages_per_s:>9.1f} {r.peak_rss_mb:>8.1f}",
             flush=True,
         )
@@ -314,6 +316,7 @@ def summarize(contenders: list[Contender], runs: list[RunResult]) -> dict[str, d
                 pages=statistics.median(r.pages for r in ok),
                 wall_s=statistics.median(r.wall_s for r in ok),
                 cpu_s=statistics.median(r.cpu_s for r in ok),
+                sys_s=statistics.median(r.sys_s for r in ok),
                 pages_per_s=statistics.median(r.pages_per_s for r in ok),
                 peak_rss_mb=statistics.median(r.peak_rss_mb for r in ok),
                 max_rss_mb=max(r.peak_rss_mb for r in ok),
@@ -341,13 +344,13 @@ def print_summary(
     print("\nSummary (medians over successful rounds)")
     print(
         f"  {'contender':<14} {'role':<10} {'runs':>4} {'pages':>7} {'wall s':>8} {'cpu s':>8}"
-        f" {'pages/s':>9} {'RSS MB':>8}"
+        f" {'sys s':>6} {'pages/s':>9} {'RSS MB':>8}"
     )
     for name, s in summary.items():
         if s["runs"]:
             print(
                 f"  {name:<14} {s['role']:<10} {s['runs']:>4} {s['pages']:>7.0f}"
-                f" {s['wall_s']:>8.2f} {s['cpu_s']:>8.2f} {s['pages_per_s']:>9.1f}"
+                f" {s['wall_s']:>8.2f} {s['cpu_s']:>8.2f} {s['sys_s']:>6.2f} {s['pages_per_s']:>9.1f}"
                 f" {s['peak_rss_mb']:>8.1f}"
             )
         else:
