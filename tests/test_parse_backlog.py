@@ -4,7 +4,11 @@ itself only while its child is busy, and at most one between two answers it has 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 
+import pytest
+
+from sitecrawl.parse._child import PIPE_SIZE
 from sitecrawl.parse._pool import Parser
 
 PAGE = b"<title>t</title><main><h1>h</h1>" + b"<p>words and <a href='/x'>links</a></p>" * 400
@@ -49,3 +53,16 @@ async def test_without_a_ready_child_the_loop_parses() -> None:
     async with Parser(1) as parser:
         data = await parser.parse(PAGE, None, "http://site.test/")
         assert data.h1 == "h" and parser.parsed_here == 1
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+async def test_the_childs_pipes_hold_a_megabyte() -> None:
+    """Both pipes hold PIPE_SIZE bytes (64 KiB by default: two or three pages in, ~16
+    answers out, while the event loop reads and writes them once an iteration)."""
+    async with Parser(2) as parser:
+        await _ready(parser)
+        [child] = parser._children
+        transport = child.process._transport  # type: ignore[attr-defined]
+        for fd in (0, 1):
+            pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")
+            assert fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) >= PIPE_SIZE
