@@ -285,16 +285,16 @@ def normalize(url: str) -> str:
 
 def print_header() -> None:
     print(
-        f"  {'contender':<14} {'wall s':>8} {'cpu s':>8} {'sys s':>6} {'pages':>7} {'unique':>7} {'errors':>6}"
-        f" {'pages/s':>9} {'RSS MB':>8}"
+        f"  {'contender':<14} {'wall s':>8} {'cpu s':>8} {'sys s':>6} {'pages':>7} {'unique':>7}"
+        f" {'errors':>6} {'pages/s':>9} {'RSS MB':>8}"
     )
 
 
 def print_row(r: RunResult) -> None:
     if r.ok:
         print(
-            f"  {r.name:<14} {r.wall_s:>8.2f} {r.cpu_s:>8.2f} {r.sys_s:>6.2f} {r.pages:>7} {r.unique_pages:>7}"
-            f" {r.errors:>6} {r.pages_per_s:>9.1f} {r.peak_rss_mb:>8.1f}",
+            f"  {r.name:<14} {r.wall_s:>8.2f} {r.cpu_s:>8.2f} {r.sys_s:>6.2f} {r.pages:>7}"
+            f" {r.unique_pages:>7} {r.errors:>6} {r.pages_per_s:>9.1f} {r.peak_rss_mb:>8.1f}",
             flush=True,
         )
     else:
@@ -350,8 +350,8 @@ def print_summary(
         if s["runs"]:
             print(
                 f"  {name:<14} {s['role']:<10} {s['runs']:>4} {s['pages']:>7.0f}"
-                f" {s['wall_s']:>8.2f} {s['cpu_s']:>8.2f} {s['sys_s']:>6.2f} {s['pages_per_s']:>9.1f}"
-                f" {s['peak_rss_mb']:>8.1f}"
+                f" {s['wall_s']:>8.2f} {s['cpu_s']:>8.2f} {s['sys_s']:>6.2f}"
+                f" {s['pages_per_s']:>9.1f} {s['peak_rss_mb']:>8.1f}"
             )
         else:
             print(f"  {name:<14} {s['role']:<10} FAILED: {s['failed']}")
