@@ -4,11 +4,12 @@ itself only while its child is busy, and at most one between two answers it has 
 from __future__ import annotations
 
 import asyncio
-import fcntl
+import os
+import sys
 
 import pytest
 
-from sitecrawl.parse._child import PIPE_SIZE
+from sitecrawl.parse._channels import PIPE_SIZE, answers_channel, jobs_channel
 from sitecrawl.parse._pool import Parser
 
 PAGE = b"<title>t</title><main><h1>h</h1>" + b"<p>words and <a href='/x'>links</a></p>" * 400
@@ -55,14 +56,38 @@ async def test_without_a_ready_child_the_loop_parses() -> None:
         assert data.h1 == "h" and parser.parsed_here == 1
 
 
-@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
-async def test_the_childs_pipes_hold_a_megabyte() -> None:
-    """Both pipes hold PIPE_SIZE bytes (64 KiB by default: two or three pages in, ~16
-    answers out, while the event loop reads and writes them once an iteration)."""
+def _capacity(fd: int) -> int:
+    """Bytes written to ``fd`` before a write would block (nobody reads the other end)."""
+    os.set_blocking(fd, False)
+    chunk, total = b"x" * 65536, 0
+    while True:
+        try:
+            total += os.write(fd, chunk)
+        except BlockingIOError:
+            return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="channel sizes are Linux's")
+def test_the_channels_hold_a_megabyte_or_more() -> None:
+    """A job carries a whole body: 64 KiB (a default pipe) or ~208 KB (a default socket, what
+    uvloop's subprocess pipes are) held a few pages, and at -c 256 the child idled between
+    the event loop's turns. Both channels now hold at least PIPE_SIZE unread bytes."""
+    for make, loop_end_writes in ((jobs_channel, True), (answers_channel, False)):
+        child_end, loop_end = make()
+        try:
+            writer = loop_end if loop_end_writes else child_end
+            assert _capacity(writer) >= PIPE_SIZE
+        finally:
+            os.close(child_end)
+            os.close(loop_end)
+
+
+async def test_a_child_reads_its_jobs_and_answers_through_them() -> None:
+    """The parser process works over the channels: pages parsed by the child come back."""
     async with Parser(2) as parser:
         await _ready(parser)
-        [child] = parser._children
-        transport = child.process._transport  # type: ignore[attr-defined]
-        for fd in (0, 1):
-            pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")
-            assert fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) >= PIPE_SIZE
+        pages = await asyncio.gather(
+            *(parser.parse(PAGE, None, f"http://site.test/{i}") for i in range(40))
+        )
+        assert [page.h1 for page in pages] == ["h"] * 40
+        assert parser.parsed_by_children >= 39

@@ -1,4 +1,4 @@
-"""A parser process: ``python -m sitecrawl.parse._child`` on two pipes (see :mod:`._parsing`).
+"""A parser process: ``python -m sitecrawl.parse._child`` on two channels (see :mod:`._pool`).
 
 Kept apart from the event-loop side so that a new child imports only what parsing needs
 (no asyncio), and says when it is ready: until then the event
@@ -30,11 +30,6 @@ import sys
 from dataclasses import fields
 from typing import BinaryIO
 
-try:
-    import fcntl
-except ImportError:  # not on Windows
-    fcntl = None  # type: ignore[assignment]
-
 from .._exceptions import ParseError
 from .._urls import JoinCache
 from ._extract import Extracted, decode_html, parse_html
@@ -42,11 +37,6 @@ from ._extraction import Extraction
 from ._markup import markup_reason
 
 LENGTH = struct.Struct("!I")
-#: Bytes each of the two pipes holds (Linux ``F_SETPIPE_SZ``; the default is 64 KiB, and
-#: 1 MiB is the unprivileged maximum). The event loop writes jobs and reads answers once an
-#: iteration; with 256 requests in flight an iteration lasts milliseconds, and 64 KiB (two
-#: or three ~25 KB pages in, ~16 answers out) left the child idle for most of it.
-PIPE_SIZE = 1 << 20
 #: A job's header: the sizes of its marshalled ``(charset, url)`` and of its body.
 JOB = struct.Struct("!II")
 FIELDS = tuple(f.name for f in fields(Extracted))
@@ -98,17 +88,6 @@ def job_frame(body: bytes, charset: str | None, url: str) -> tuple[bytes, bytes]
     return JOB.pack(len(meta), len(body)) + meta, body
 
 
-def widen_pipes(*files: BinaryIO) -> None:
-    """Give each pipe :data:`PIPE_SIZE` bytes where the system allows it (else keep its
-    size: a larger buffer is only faster)."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if set_size is None:
-        return
-    for file in files:
-        with contextlib.suppress(OSError, ValueError):
-            fcntl.fcntl(file.fileno(), set_size, PIPE_SIZE)
-
-
 def _write(stdout: BinaryIO, answer: bytes) -> None:
     stdout.write(LENGTH.pack(len(answer)) + answer)
     stdout.flush()
@@ -122,7 +101,6 @@ def serve(
 ) -> None:
     """The child's loop: say ready, then read a frame, parse, answer; until the parent
     closes the pipe."""
-    widen_pipes(stdin, stdout)
     _write(stdout, marshal.dumps(None))
     while header := stdin.read(JOB.size):
         meta_size, body_size = JOB.unpack(header)

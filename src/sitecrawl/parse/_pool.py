@@ -4,10 +4,11 @@ Parsing and link resolution are the crawler's main CPU cost. With ``processes=1`
 inline; with ``processes=N`` the event loop keeps the network and bookkeeping and ``N - 1``
 parser processes do the parsing.
 
-A parser process is ``python -m sitecrawl.parse._child`` on two pipes: jobs in (the body's
-bytes as they are, after a header and the ``marshal``-ed charset and URL), the
-:class:`Extracted` fields out as ``marshal`` frames, strictly in order. The event loop's
-share is mostly the kernel's copy of the body into the pipe, where
+A parser process is ``python -m sitecrawl.parse._child`` on two channels (:mod:`._channels`,
+its stdin and stdout): jobs in (the body's bytes as they are, after a header and the
+``marshal``-ed charset and URL), the :class:`Extracted` fields out as ``marshal`` frames,
+strictly in order. The event loop's share is mostly the kernel's copy of the body into the
+channel, where
 ``ProcessPoolExecutor``'s pickling, queue threads and wake-ups cost more than the parse it
 saves on a small page. Each process keeps its own :class:`JoinCache`. A child takes pages
 once it has said it is ready; until then the event loop parses them itself.
@@ -31,6 +32,7 @@ from collections import deque
 from types import TracebackType
 
 from .._exceptions import ParseError
+from ._channels import answers_channel, jobs_channel
 from ._child import EXTRACT_FLAG, LENGTH, LINK_DETAILS_FLAG, job_frame, parse_or_error
 from ._extract import Extracted
 from ._extraction import Extraction
@@ -46,8 +48,16 @@ class _ChildGone(Exception):
 class _ParserProcess:
     """One child process and the futures of its requests, answered in order."""
 
-    def __init__(self, process: asyncio.subprocess.Process, deadline: float) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        jobs: asyncio.StreamWriter,
+        answers: tuple[asyncio.StreamReader, asyncio.BaseTransport],
+        deadline: float,
+    ) -> None:
         self.process = process
+        self.jobs = jobs  # (the process's stdin and stdout are channels of our own)
+        self._answers, self._answers_transport = answers
         self.pending: deque[asyncio.Future[Extracted]] = deque()
         self.urls: deque[str] = deque()  # of the pending pages, for the deadline's error
         self.gone = False
@@ -90,8 +100,7 @@ class _ParserProcess:
             )
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
-        stdin = self.process.stdin
-        assert stdin is not None
+        stdin = self.jobs
         frame = job_frame(body, charset, url)
         future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
@@ -111,8 +120,7 @@ class _ParserProcess:
         return await future
 
     async def _read_answers(self) -> None:
-        stdout = self.process.stdout
-        assert stdout is not None
+        stdout = self._answers
         try:
             while True:
                 (size,) = LENGTH.unpack(await stdout.readexactly(LENGTH.size))
@@ -140,10 +148,10 @@ class _ParserProcess:
             self.urls.clear()
 
     async def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
+        self.jobs.close()
         await self.process.wait()
         await self.reader
+        self._answers_transport.close()
 
 
 def _child_env() -> dict[str, str]:
@@ -157,21 +165,42 @@ def _child_env() -> dict[str, str]:
 async def _spawn(
     link_details: bool, deadline: float, extraction: Extraction | None = None
 ) -> _ParserProcess:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "sitecrawl.parse._child",
-        *([LINK_DETAILS_FLAG] if link_details else []),
-        *([EXTRACT_FLAG + extraction.to_json()] if extraction else []),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=_child_env(),
-        # Its own session: a terminal's Ctrl-C reaches the crawler only, which finishes the
-        # pages in flight and then closes the child's stdin. (Ignoring SIGINT in the child
-        # leaves a window while it imports, where Ctrl-C would print its traceback.)
-        start_new_session=True,
+    jobs_child, jobs_loop = jobs_channel()
+    answers_child, answers_loop = answers_channel()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "sitecrawl.parse._child",
+            *([LINK_DETAILS_FLAG] if link_details else []),
+            *([EXTRACT_FLAG + extraction.to_json()] if extraction else []),
+            stdin=jobs_child,
+            stdout=answers_child,
+            env=_child_env(),
+            # Its own session: a terminal's Ctrl-C reaches the crawler only, which finishes the
+            # pages in flight and then closes the child's stdin. (Ignoring SIGINT in the child
+            # leaves a window while it imports, where Ctrl-C would print its traceback.)
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(jobs_loop)
+        os.close(answers_loop)
+        raise
+    finally:  # the child has its own copies
+        os.close(jobs_child)
+        os.close(answers_child)
+    loop = asyncio.get_running_loop()
+    answers = asyncio.StreamReader()
+    jobs_file = open(jobs_loop, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
+    answers_file = open(answers_loop, "rb", buffering=0)  # noqa: SIM115 - as above
+    reading, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(answers), answers_file
     )
-    return _ParserProcess(process, deadline)
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), jobs_file
+    )
+    jobs = asyncio.StreamWriter(transport, protocol, None, loop)
+    return _ParserProcess(process, jobs, (answers, reading), deadline)
 
 
 class Parser:
