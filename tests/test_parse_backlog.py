@@ -91,3 +91,23 @@ async def test_a_child_reads_its_jobs_and_answers_through_them() -> None:
         )
         assert [page.h1 for page in pages] == ["h"] * 40
         assert parser.parsed_by_children >= 39
+
+
+async def test_a_close_cancelled_midway_still_closes_the_channels() -> None:
+    """A second Ctrl-C can cancel the crawl while it waits for its parser process to end: our
+    ends of the channels are closed all the same (an open one kept the event loop from
+    closing: ``OSError: [Errno 16] Device or resource busy``)."""
+    parser = Parser(2)
+    await parser.__aenter__()
+    await _ready(parser)
+    [child] = parser._children
+    closing = asyncio.create_task(parser.__aexit__(None, None, None))
+    for _ in range(3):  # into close(): the child's stdin closed, its exit awaited
+        await asyncio.sleep(0)
+    assert child.process.returncode is None
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert child.jobs.is_closing()
+    assert child._answers_transport.is_closing()
+    await child.process.wait()

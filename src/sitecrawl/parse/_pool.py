@@ -148,10 +148,15 @@ class _ParserProcess:
             self.urls.clear()
 
     async def close(self) -> None:
-        self.jobs.close()
-        await self.process.wait()
-        await self.reader
-        self._answers_transport.close()
+        """End the child (its stdin closes: it ends after the page it holds) and close our
+        ends of its channels, also when cancelled meanwhile (a second Ctrl-C): an open one
+        would keep the event loop from closing."""
+        try:
+            self.jobs.close()
+            await self.process.wait()
+            await self.reader
+        finally:
+            self._answers_transport.close()
 
 
 def _child_env() -> dict[str, str]:
