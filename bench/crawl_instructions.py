@@ -98,12 +98,12 @@ def main() -> None:
                     crawl_args = shlex.split(options.replace("{db}", str(db)))
                     out = Path(tmp) / f"{name}-{round_}.jsonl"
                     total, loop, pages = count(src, f"http://127.0.0.1:{port}/", crawl_args, out)
-                    per_page = total / max(pages, 1)
+                    per_page, loop_per_page = total / max(pages, 1), loop / max(pages, 1)
                     results.setdefault((options, name), []).append(per_page)
-                    results.setdefault((options, name + " loop"), []).append(loop / max(pages, 1))
+                    results.setdefault((options, name + " loop"), []).append(loop_per_page)
                     print(
                         f"round {round_ + 1} [{options}] {name}: {pages} pages, "
-                        f"{per_page:,.0f} instructions a page ({loop / max(pages, 1):,.0f} in the"
+                        f"{per_page:,.0f} instructions a page ({loop_per_page:,.0f} in the"
                         " event loop's process)",
                         flush=True,
                     )

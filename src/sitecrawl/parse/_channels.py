@@ -30,13 +30,15 @@ JOBS_BUFFER = 8 << 20
 PIPE_SIZE = 1 << 20
 
 
-def widen_pipe(fd: int) -> None:
-    """Give the pipe ``fd`` :data:`PIPE_SIZE` bytes where the system allows it (else it keeps
-    its size)."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+def _pipe() -> tuple[int, int]:
+    """``(read end, write end)`` of a new pipe holding :data:`PIPE_SIZE` bytes where the
+    system allows it (else it keeps its size)."""
+    read_end, write_end = os.pipe()
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # (None without fcntl: not on Windows)
     if set_size is not None:
         with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, set_size, PIPE_SIZE)
+            fcntl.fcntl(write_end, set_size, PIPE_SIZE)
+    return read_end, write_end
 
 
 def jobs_channel() -> tuple[int, int]:
@@ -49,13 +51,10 @@ def jobs_channel() -> tuple[int, int]:
             # Linux doubles the size asked for (bookkeeping) and caps it at twice wmem_max.
             if loop_end.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) > 2 * PIPE_SIZE:
                 return child_end.detach(), loop_end.detach()
-    read_end, write_end = os.pipe()
-    widen_pipe(write_end)
-    return read_end, write_end
+    return _pipe()
 
 
 def answers_channel() -> tuple[int, int]:
     """``(the child's end, the event loop's end)`` of a new answers channel: a pipe."""
-    read_end, write_end = os.pipe()
-    widen_pipe(write_end)
+    read_end, write_end = _pipe()
     return write_end, read_end
