@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._exceptions import ConfigError
+from ._settings import (
+    FromArgs,
+    LibraryOnly,
+    count,
+    flag,
+    fraction,
+    non_negative,
+    seconds,
+    section,
+    setting,
+    zero_is_none,
+)
 from ._version import __version__
 from .control._rules import Rules, ScopeKind, default_scope
 
@@ -20,8 +33,18 @@ DEFAULT_USER_AGENT = f"sitecrawl/{__version__}"
 class Timeouts:
     """Seconds. ``connect`` covers getting a connection; ``total`` one whole request."""
 
-    connect: float = 10.0
-    total: float = 30.0
+    connect: float = setting(10.0, LibraryOnly("a tuning knob; --timeout caps it anyway"))
+    total: float = setting(
+        30.0,
+        flag(
+            "--timeout",
+            parse=seconds,
+            metavar="SECONDS",
+            help="total time allowed per request (default %(default)s)",
+        ),
+        group="",
+        keyword="timeout",
+    )
 
     def __post_init__(self) -> None:
         if self.connect <= 0 or self.total <= 0:
@@ -32,16 +55,75 @@ class Timeouts:
 class Limits:
     """How far a crawl goes. None means unbounded."""
 
-    max_concurrency: int = 8
-    max_pages: int | None = None
-    max_depth: int | None = None
-    max_redirects: int = 10
-    max_bytes: int = 10 * 1024 * 1024
-    max_url_length: int = 2048
-    max_query_variants: int = 100
-    #: Path traps (see :class:`~sitecrawl._urls.TrapGuard`): URLs of one pattern (digits
+    max_concurrency: int = setting(
+        8,
+        flag(
+            "-c",
+            "--concurrency",
+            parse=count(1),
+            help="requests in flight at most (default %(default)s)",
+            cli_default=16,
+            why="the library keeps the course's default (8); the command line allows 16 so"
+            " that a crawl of several hosts (subdomains, a domain, external link checks) keeps"
+            " two hosts busy at --per-host 8",
+        ),
+        group="",
+        keyword="max_concurrency",
+    )
+    max_pages: int | None = setting(
+        None,
+        flag("-n", "--max-pages", parse=count(1), help="stop after N pages"),
+        group="",
+        keyword="max_pages",
+    )
+    max_depth: int | None = setting(
+        None,
+        flag("-d", "--max-depth", parse=count(0), help="follow links N levels deep"),
+        group="",
+        keyword="max_depth",
+    )
+    max_redirects: int = setting(10, LibraryOnly("a tuning knob (browsers stop at 20)"))
+    max_bytes: int = setting(
+        10 * 1024 * 1024,
+        flag(
+            "--max-bytes",
+            parse=count(1),
+            metavar="N",
+            help="cut bodies at N decoded bytes (default %(default)s: 10 MiB)",
+        ),
+    )
+    max_url_length: int = setting(
+        2048,
+        flag(
+            "--max-url-length",
+            parse=count(16),
+            metavar="N",
+            help="do not follow longer URLs (default %(default)s)",
+        ),
+    )
+    max_query_variants: int = setting(
+        100,
+        flag(
+            "--max-query-variants",
+            parse=count(1),
+            metavar="N",
+            help="follow at most N query strings per path (default %(default)s)",
+        ),
+    )
+    #: Path traps (see :class:`~sitecrawl.control.TrapGuard`): URLs of one pattern (digits
     #: folded: ``/cal/#/#``) past this many, found ever deeper, are not followed; None: off.
-    max_pattern_pages: int | None = 10_000
+    max_pattern_pages: int | None = setting(
+        10_000,
+        flag(
+            "--max-pattern-pages",
+            parse=count(0),
+            metavar="N",
+            to_config=zero_is_none,
+            help="path traps: past N URLs of one pattern (digits folded: /cal/#/#) found ever"
+            " deeper, and paths repeating a segment 4 times, are not followed (default"
+            " %(default)s; 0: no limit)",
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -74,20 +156,75 @@ class Politeness:
     a ``Retry-After`` is honoured up to ``max_backoff``.
     """
 
-    obey_robots: bool = True
-    max_crawl_delay: float = 30.0
-    sitemaps: bool = True
-    follow_nofollow: bool = False
+    obey_robots: bool = setting(
+        True, flag("--ignore-robots", kind="false", help="do not fetch or obey robots.txt")
+    )
+    max_crawl_delay: float = setting(
+        30.0,
+        flag(
+            "--max-crawl-delay",
+            parse=non_negative,
+            metavar="SECONDS",
+            help="cap on a robots.txt Crawl-delay (default %(default)s)",
+        ),
+    )
+    sitemaps: bool = setting(
+        True, flag("--no-sitemaps", kind="false", help="do not seed the crawl from sitemaps")
+    )
+    follow_nofollow: bool = setting(
+        False, flag("--follow-nofollow", kind="true", help='also follow rel="nofollow" links')
+    )
     #: In a later crawl of a state file, ask with the previous crawl's ``ETag`` /
     #: ``Last-Modified`` (``If-None-Match`` / ``If-Modified-Since``); a 304 reuses the record.
-    revalidate: bool = True
-    per_host: int = 8
-    delay: float = 0.0
-    jitter: float = 0.0
-    retries: int = 2
-    backoff: float = 0.5
-    max_backoff: float = 60.0
-    adaptive: bool = True
+    revalidate: bool = setting(
+        True,
+        flag(
+            "--no-revalidate",
+            kind="false",
+            help="in a later crawl of a state file, fetch every page in full (no If-None-Match"
+            " / If-Modified-Since)",
+        ),
+    )
+    per_host: int = setting(
+        8,
+        flag(
+            "--per-host",
+            parse=count(1),
+            metavar="N",
+            help="requests in flight per host at most (default %(default)s, never above"
+            " --concurrency)",
+        ),
+    )
+    delay: float = setting(
+        0.0,
+        flag(
+            "--delay",
+            parse=non_negative,
+            metavar="SECONDS",
+            help="minimum time between request starts on one host (default %(default)s)",
+        ),
+    )
+    jitter: float = setting(
+        0.0,
+        flag(
+            "--jitter",
+            parse=fraction,
+            metavar="FRACTION",
+            help="lengthen each delay by a random 0..FRACTION of it (default %(default)s)",
+        ),
+    )
+    retries: int = setting(
+        2,
+        flag(
+            "--retries",
+            parse=count(0),
+            metavar="N",
+            help="retries on timeouts, connection errors, 408/429/5xx (default %(default)s)",
+        ),
+    )
+    backoff: float = setting(0.5, LibraryOnly("a tuning knob of the retries"))
+    max_backoff: float = setting(60.0, LibraryOnly("a tuning knob of the retries"))
+    adaptive: bool = setting(True, LibraryOnly("a tuning knob (tests and benchmarks turn it off)"))
 
     def __post_init__(self) -> None:
         if self.per_host < 1:
@@ -117,14 +254,70 @@ class Render:
     together. The browser is restarted every ``restart_every`` renders and when its memory
     passes ``max_memory_mb``. Third-party requests are aborted unless ``allow_third_party``."""
 
-    mode: RenderMode = "never"
-    browser: str | None = None
-    tabs: int = 4
-    timeout: float = 15.0
-    idle: float = 0.3
-    restart_every: int = 1000
-    max_memory_mb: int = 2048
-    allow_third_party: bool = False
+    mode: RenderMode = setting(
+        "never",
+        flag(
+            "--render",
+            choices=RENDER_MODES,
+            help="render pages in headless Chromium: never (default), auto (pages that look"
+            " like an application shell, and URL templates where rendering finds more) or"
+            " always",
+        ),
+    )
+    browser: str | None = setting(
+        None,
+        flag(
+            "--browser",
+            metavar="PATH|URL",
+            help="the Chromium to drive: an executable, or a ws:// CDP endpoint (default:"
+            " chromium on PATH)",
+        ),
+    )
+    tabs: int = setting(
+        4,
+        flag(
+            "--render-tabs",
+            parse=count(1),
+            metavar="N",
+            help="pages rendered at once (default %(default)s)",
+        ),
+    )
+    timeout: float = setting(
+        15.0,
+        flag(
+            "--render-timeout",
+            parse=seconds,
+            metavar="SECONDS",
+            help="time for a render's load event and network idle together (default %(default)s)",
+        ),
+    )
+    idle: float = setting(0.3, LibraryOnly("a tuning knob of the network-idle wait"))
+    restart_every: int = setting(
+        1000,
+        flag(
+            "--render-restart",
+            parse=count(1),
+            metavar="N",
+            help="restart the browser every N renders (default %(default)s)",
+        ),
+    )
+    max_memory_mb: int = setting(
+        2048,
+        flag(
+            "--render-memory",
+            parse=count(64),
+            metavar="MB",
+            help="restart the browser when its memory passes MB (default %(default)s)",
+        ),
+    )
+    allow_third_party: bool = setting(
+        False,
+        flag(
+            "--render-allow-third-party",
+            kind="true",
+            help="let the browser load other hosts' scripts and data (default: blocked)",
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.mode not in RENDER_MODES:
@@ -137,6 +330,10 @@ class Render:
             raise ConfigError("render restart_every and max_memory_mb must be positive")
 
 
+_FROM_ENVIRONMENT = LibraryOnly(
+    "the command line reads HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment"
+    " (unless --proxy is given)"
+)
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
@@ -155,15 +352,72 @@ class Requests:
     (``NO_PROXY``'s syntax: names, ``.suffix``, ``*``). The values are never printed
     (``repr``) nor stored with a crawl (:meth:`shape`)."""
 
-    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    cookies: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    cookie_file: str | None = None
-    auth: tuple[str, str] | None = field(default=None, repr=False)
-    keep_cookies: bool = True
-    proxy: str | None = field(default=None, repr=False)
-    http_proxy: str | None = field(default=None, repr=False)
-    https_proxy: str | None = field(default=None, repr=False)
-    no_proxy: tuple[str, ...] = ()
+    headers: tuple[tuple[str, str], ...] = setting(
+        (),
+        flag(
+            "-H",
+            "--header",
+            kind="append",
+            metavar="'NAME: VALUE'",
+            help="send this header (repeatable)",
+            custom=True,
+        ),
+        repr=False,
+    )
+    cookies: tuple[tuple[str, str], ...] = setting(
+        (),
+        flag(
+            "--cookie",
+            kind="append",
+            metavar="NAME=VALUE",
+            help="send this cookie (repeatable)",
+            custom=True,
+        ),
+        repr=False,
+    )
+    cookie_file: str | None = setting(
+        None,
+        flag(
+            "--cookies",
+            metavar="FILE",
+            help="send the cookies of FILE (Netscape cookies.txt, as curl and wget read)",
+            custom=True,
+        ),
+    )
+    auth: tuple[str, str] | None = setting(
+        None,
+        flag(
+            "--auth",
+            metavar="USER[:PASSWORD]",
+            help="HTTP Basic auth; without :PASSWORD, the password is read from"
+            " SITECRAWL_PASSWORD (or asked for on a terminal)",
+            custom=True,
+        ),
+        repr=False,
+    )
+    keep_cookies: bool = setting(
+        True,
+        flag(
+            "--no-cookies",
+            kind="false",
+            help="do not keep the cookies the site sets (by default they are, as a browser does)",
+            custom=True,
+        ),
+    )
+    proxy: str | None = setting(
+        None,
+        flag(
+            "--proxy",
+            metavar="URL",
+            help="send every request through this http(s) proxy (default: HTTP_PROXY,"
+            " HTTPS_PROXY and NO_PROXY from the environment)",
+            custom=True,
+        ),
+        repr=False,
+    )
+    http_proxy: str | None = setting(None, _FROM_ENVIRONMENT, repr=False)
+    https_proxy: str | None = setting(None, _FROM_ENVIRONMENT, repr=False)
+    no_proxy: tuple[str, ...] = setting((), _FROM_ENVIRONMENT)
 
     def __post_init__(self) -> None:
         for name, value in self.headers:
@@ -219,26 +473,83 @@ class CrawlConfig:
     kind, include/exclude, strip-params, rewrites); ``subdomains=True`` is
     ``Rules(scope="subdomains")``."""
 
-    base_url: str
-    start_urls: tuple[str, ...] = ()
-    rules: Rules = field(default_factory=Rules)
-    limits: Limits = field(default_factory=Limits)
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    politeness: Politeness = field(default_factory=Politeness)
-    user_agent: str = DEFAULT_USER_AGENT
+    base_url: str = setting(cli=FromArgs("URL: the first start URL"))
+    start_urls: tuple[str, ...] = setting((), FromArgs("URL ...: every start URL"))
+    rules: Rules = field(default_factory=Rules, metadata=section("crawl control"))
+    limits: Limits = field(default_factory=Limits, metadata=section("limits"))
+    timeouts: Timeouts = field(default_factory=Timeouts, metadata=section(""))
+    politeness: Politeness = field(default_factory=Politeness, metadata=section("politeness"))
+    user_agent: str = setting(
+        DEFAULT_USER_AGENT,
+        flag("--user-agent", metavar="UA", help="User-Agent header (default %(default)s)"),
+        group="",
+        keyword="user_agent",
+    )
     #: Headers, cookies, auth and proxy (:class:`Requests`).
-    requests: Requests = field(default_factory=Requests)
-    subdomains: bool = False
+    requests: Requests = field(
+        default_factory=Requests,
+        metadata=section(
+            "requests (headers, cookies and auth go only to the crawl's own hosts)",
+            keyword="requests",
+        ),
+    )
+    subdomains: bool = setting(
+        False,
+        LibraryOnly("the command line's --subdomains is --scope subdomains"),
+        keyword="subdomains",
+    )
     #: Processes used: 1 parses on the event loop; N > 1 adds N - 1 parser processes.
-    processes: int = 1
+    processes: int = setting(
+        1,
+        flag(
+            "-p",
+            "--processes",
+            parse=count(1),
+            help="processes to use: 1 parses on the event loop, N adds N-1 parser processes"
+            " (default %(default)s)",
+            cli_default=min(2, os.cpu_count() or 1),
+            why="a library call may run beside other work, so it takes one process unless"
+            " asked; the command line has the machine: one process per core, up to 2 (the"
+            " event loop and one parser are what a crawl keeps busy)",
+        ),
+        group="",
+        keyword="processes",
+    )
     #: Fill each page's ``links`` (every link's text, rel and kind). None: only when the
     #: frontier stores pages (a state file), where reports and audits read them.
-    link_details: bool | None = None
-    #: Custom extraction rules (:class:`~._extraction.Rule`), run on every HTML page; their
-    #: values are each page's ``extracted``.
-    extract: tuple[Rule, ...] = ()
+    link_details: bool | None = setting(
+        None,
+        LibraryOnly("the command line fills links when the crawl keeps a state file"),
+        keyword="link_details",
+    )
+    #: Custom extraction rules (:class:`~sitecrawl.parse.Rule`), run on every HTML page;
+    #: their values are each page's ``extracted``.
+    extract: tuple[Rule, ...] = setting(
+        (),
+        (
+            flag(
+                "-x",
+                "--extract",
+                kind="append",
+                metavar="NAME=SPEC",
+                help="a value to extract from every page (repeatable): SPEC is"
+                " css:SELECTOR[@ATTR], xpath:EXPR, regex:PATTERN or jsonld:JMESPATH, optionally"
+                " after all:, count: or exists:",
+                custom=True,
+            ),
+            flag(
+                "--extract-file",
+                metavar="RULES.toml",
+                help="extraction rules from a TOML file: NAME = 'SPEC', or [NAME] tables with"
+                " spec, type (str, int, float, bool, date) and when (a URL regex)",
+                custom=True,
+            ),
+        ),
+        group="custom extraction",
+        keyword="extract",
+    )
     #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
-    render: Render = field(default_factory=Render)
+    render: Render = field(default_factory=Render, metadata=section("rendering (JavaScript)"))
 
     def __post_init__(self) -> None:
         if self.processes < 1:

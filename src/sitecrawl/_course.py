@@ -16,39 +16,43 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._config import DEFAULT_USER_AGENT, CrawlConfig, Limits, Requests, Timeouts
+from ._config import CrawlConfig
 from ._exceptions import ConfigError, HTTPStatusError, NotHTMLError
 from ._models import Page, Request
 from ._pagejob import PageJob
+from ._settings import keywords_of
 from ._urls import parse_base_url, url_key
 from .control._scope import CrawlScope
 from .frontier import Frontier
 from .parse._extract import decode_html
 
 if TYPE_CHECKING:
+    from ._config import Requests
     from ._crawler import PageHook
     from .throttle._local import Throttle
 
-#: AsyncCrawler's keywords that build a :class:`CrawlConfig`, and their defaults. With
-#: ``config=``, each must keep its default: the config says it.
-KEYWORD_DEFAULTS: dict[str, Any] = {
-    "max_concurrency": 8,
-    "max_pages": None,
-    "max_depth": None,
-    "subdomains": False,
-    "user_agent": None,
-    "timeout": None,
-    "processes": 1,
-    "link_details": None,
-    "requests": None,
-    "extract": None,
-}
+#: AsyncCrawler's keywords that build a :class:`CrawlConfig`: keyword -> the path of the
+#: setting (or section) it gives, declared on the config's fields (``keyword=``).
+KEYWORDS: dict[str, tuple[str, ...]] = keywords_of(CrawlConfig)
+
+
+def _default_at(path: tuple[str, ...]) -> Any:
+    value: Any = CrawlConfig(base_url="http://localhost/")
+    for name in path:
+        value = getattr(value, name)
+    return value
+
+
+def _given(name: str, value: Any) -> bool:
+    """Whether a keyword was given: None, an empty mapping and the setting's own default
+    leave the config's default in place."""
+    if value is None or (isinstance(value, Mapping) and not value):
+        return False
+    return bool(value != _default_at(KEYWORDS[name]))
 
 
 def _rules_of(extract: Any) -> tuple[Any, ...]:
     """``extract={name: spec}`` as the config's rules (a bad one: :class:`ConfigError`)."""
-    if not extract:
-        return ()
     from .parse._extraction import Extraction
 
     return Extraction.from_specs(extract).rules
@@ -59,27 +63,24 @@ def config_from_keywords(
 ) -> CrawlConfig:
     """The crawl's config: ``config`` as given, else one built from the keywords.
 
-    Raises :class:`ConfigError` when ``config`` comes with a keyword of
-    :data:`KEYWORD_DEFAULTS` set to anything but its default, or with a ``base_url`` naming
-    another URL than ``config.base_url``: one of the two would be silently ignored."""
+    Raises :class:`ConfigError` when ``config`` comes with a keyword of :data:`KEYWORDS`
+    given (see :func:`_given`), or with a ``base_url`` naming another URL than
+    ``config.base_url``: one of the two would be silently ignored."""
+    given = {name: value for name, value in keywords.items() if _given(name, value)}
     if config is None:
-        timeout = keywords["timeout"]
-        return CrawlConfig(
-            base_url=base_url,
-            limits=Limits(
-                max_concurrency=keywords["max_concurrency"],
-                max_pages=keywords["max_pages"],
-                max_depth=keywords["max_depth"],
-            ),
-            timeouts=Timeouts(total=timeout) if timeout is not None else Timeouts(),
-            subdomains=keywords["subdomains"],
-            processes=keywords["processes"],
-            user_agent=keywords["user_agent"] or DEFAULT_USER_AGENT,
-            link_details=keywords["link_details"],
-            requests=keywords["requests"] or Requests(),
-            extract=_rules_of(keywords["extract"]),
-        )
-    clashes = [name for name, default in KEYWORD_DEFAULTS.items() if keywords[name] != default]
+        if "extract" in given:
+            given["extract"] = _rules_of(given["extract"])
+        sections: dict[str, dict[str, Any]] = {}
+        top: dict[str, Any] = {}
+        for name, value in given.items():
+            path = KEYWORDS[name]
+            if len(path) == 1:
+                top[path[0]] = value
+            else:
+                sections.setdefault(path[0], {})[path[1]] = value
+        nested = {name: type(_default_at((name,)))(**values) for name, values in sections.items()}
+        return CrawlConfig(base_url=base_url, **nested, **top)
+    clashes = list(given)
     if clashes:
         raise ConfigError(
             f"config= is given: set {', '.join(clashes)} in the config, not beside it"

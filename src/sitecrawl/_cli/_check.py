@@ -29,18 +29,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from .._settings import seconds
 from ._common import (
     EXIT_FATAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
-    add_crawl_options,
     base_url_of,
-    config_from_args,
     run_async,
-    seconds,
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
+from ._options import add_crawl_options, config_from_args
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig

@@ -18,15 +18,14 @@ from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
-    add_crawl_options,
     base_url_of,
-    config_from_args,
     ctrl_c_stops,
     run_async,
     run_crawl,
     start_page_failed,
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
+from ._options import add_crawl_options, config_from_args
 from ._outputs import check_outputs, check_writable, open_sinks, write_pages
 from ._redis import add_lease_option, add_redis_options, add_worker_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data

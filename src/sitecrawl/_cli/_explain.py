@@ -11,7 +11,8 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import EXIT_OK, UsageError, add_crawl_options, rules_from_args
+from ._common import EXIT_OK, UsageError
+from ._options import add_crawl_options, rules_from_args
 
 
 def add_command(commands: Any) -> None:

@@ -1,5 +1,4 @@
-"""``sitecrawl extract URL -x NAME=SPEC ...``: fetch one page and print each rule's value; and
-the ``-x`` / ``--extract-file`` options of every command that crawls.
+"""``sitecrawl extract URL -x NAME=SPEC ...``: fetch one page and print each rule's value.
 
 The way to write extraction rules: the page is fetched as a crawl would fetch it (robots.txt
 obeyed, redirects in scope followed, the same headers and throttle), and nothing else is.
@@ -12,60 +11,12 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ._common import (
-    EXIT_FATAL,
-    EXIT_OK,
-    UsageError,
-    add_crawl_options,
-    config_from_args,
-    run_async,
-)
+from ._common import EXIT_FATAL, EXIT_OK, UsageError, run_async
+from ._options import add_crawl_options, config_from_args
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._models import Page
-    from ..parse._extraction import Rule
-
-
-def add_extract_options(parser: argparse.ArgumentParser) -> None:
-    """``-x/--extract NAME=SPEC`` and ``--extract-file``: custom extraction (issue 16)."""
-    group = parser.add_argument_group("custom extraction")
-    group.add_argument(
-        "-x",
-        "--extract",
-        action="append",
-        default=[],
-        metavar="NAME=SPEC",
-        help="a value to extract from every page (repeatable): SPEC is css:SELECTOR[@ATTR],"
-        " xpath:EXPR, regex:PATTERN or jsonld:JMESPATH, optionally after all:, count: or"
-        " exists:",
-    )
-    group.add_argument(
-        "--extract-file",
-        metavar="RULES.toml",
-        help="extraction rules from a TOML file: NAME = 'SPEC', or [NAME] tables with spec,"
-        " type (str, int, float, bool, date) and when (a URL regex)",
-    )
-
-
-def extract_from_args(args: argparse.Namespace) -> tuple[Rule, ...]:
-    """The custom extraction rules of the options; a bad one is a :class:`UsageError`."""
-    from .._exceptions import ConfigError
-    from ..parse._extraction import Extraction, load_rules_file, parse_specs
-
-    given = getattr(args, "extract", None) or []
-    path = getattr(args, "extract_file", None)
-    if not given and not path:
-        return ()
-    try:
-        specs: dict[str, Any] = load_rules_file(path) if path else {}
-        for name, spec in parse_specs(given).items():
-            if name in specs:
-                raise ConfigError(f"extract rule {name!r} is given twice")
-            specs[name] = spec
-        return Extraction.from_specs(specs).rules
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def add_command(commands: Any) -> None:

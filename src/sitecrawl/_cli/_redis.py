@@ -14,6 +14,7 @@ import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._settings import seconds
 from ._common import (
     EXIT_FATAL,
     EXIT_INTERRUPTED,
@@ -21,7 +22,6 @@ from ._common import (
     UsageError,
     ctrl_c_stops,
     run_crawl,
-    seconds,
     start_page_failed,
 )
 
@@ -207,8 +207,8 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
             local = config_from_dict(
                 frontier.config,
                 config.requests,
-                max_concurrency=args.concurrency,
-                processes=args.processes,
+                max_concurrency=config.limits.max_concurrency,
+                processes=config.processes,
             )
             return await work(
                 frontier, local, sinks, per_host=per_host(frontier.config), quiet=args.quiet

@@ -20,49 +20,6 @@ if TYPE_CHECKING:
 PASSWORD_ENV = "SITECRAWL_PASSWORD"
 
 
-def add_request_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "requests (headers, cookies and auth go only to the crawl's own hosts)"
-    )
-    group.add_argument(
-        "-H",
-        "--header",
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="send this header (repeatable)",
-    )
-    group.add_argument(
-        "--cookie",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="send this cookie (repeatable)",
-    )
-    group.add_argument(
-        "--cookies",
-        metavar="FILE",
-        help="send the cookies of FILE (Netscape cookies.txt, as curl and wget read)",
-    )
-    group.add_argument(
-        "--auth",
-        metavar="USER[:PASSWORD]",
-        help=f"HTTP Basic auth; without :PASSWORD, the password is read from {PASSWORD_ENV}"
-        " (or asked for on a terminal)",
-    )
-    group.add_argument(
-        "--no-cookies",
-        action="store_true",
-        help="do not keep the cookies the site sets (by default they are, as a browser does)",
-    )
-    group.add_argument(
-        "--proxy",
-        metavar="URL",
-        help="send every request through this http(s) proxy (default: HTTP_PROXY,"
-        " HTTPS_PROXY and NO_PROXY from the environment)",
-    )
-
-
 def requests_from_args(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> Requests:
@@ -76,8 +33,8 @@ def requests_from_args(
     from .._session import load_cookie_file
 
     env = os.environ if environ is None else environ
-    headers = [_split(text, ":", "-H", "'Name: value'") for text in args.header]
-    cookies = [_split(text, "=", "--cookie", "name=value") for text in args.cookie]
+    headers = [_split(text, ":", "-H", "'Name: value'") for text in args.header or ()]
+    cookies = [_split(text, "=", "--cookie", "name=value") for text in args.cookie or ()]
     auth = None
     if args.auth is not None:
         user, colon, password = args.auth.partition(":")

@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_processes_option, count, run_async
+from .._settings import count
+from ._common import run_async
+from ._options import add_setting_options
 from ._redis import add_redis_options, add_worker_options
-from ._requests import add_request_options, requests_from_args
+from ._requests import requests_from_args
+
+#: The settings a worker takes (the rest are the crawl's, stored with it).
+_REQUEST_OPTIONS = ("header", "cookie", "cookies", "auth", "no_cookies", "proxy")
 
 
 def add_command(commands: Any) -> None:
@@ -22,11 +27,11 @@ def add_command(commands: Any) -> None:
         help="requests in flight at most in this worker (default: the crawl's)",
     )
     # One process each: scale a machine by starting more workers.
-    add_processes_option(worker, default=1)
+    add_setting_options(worker, only=("processes",), defaults={"processes": 1})
     add_worker_options(worker)
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     # The crawl's credentials are not stored in Redis: a worker is given them again.
-    add_request_options(worker)
+    add_setting_options(worker, only=_REQUEST_OPTIONS)
     worker.set_defaults(handler=_execute)
 
 
@@ -34,6 +39,7 @@ def _execute(args: argparse.Namespace) -> int:
     from ._redis import config_from_dict, frontier_for, per_host, prepare, work
 
     requests = requests_from_args(args)
+    processes = args.processes or 1  # one process each: scale by starting more workers
     frontier = frontier_for(args.redis, args.crawl_id, reconnect_timeout=args.redis_timeout)
 
     async def run() -> int:
@@ -41,7 +47,7 @@ def _execute(args: argparse.Namespace) -> int:
             prepare(frontier)
             stored = frontier.config
             config = config_from_dict(
-                stored, requests, max_concurrency=args.concurrency, processes=args.processes
+                stored, requests, max_concurrency=args.concurrency, processes=processes
             )
             return await work(frontier, config, [], per_host=per_host(stored), quiet=args.quiet)
 

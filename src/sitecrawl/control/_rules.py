@@ -29,6 +29,7 @@ from typing import Any
 import ada_url
 
 from .._exceptions import ConfigError
+from .._settings import flag, setting
 from .._urls import strip_fragment
 from ._scope import SCOPE_KINDS, CrawlScope, ScopeKind, default_scope, registrable_domain
 
@@ -57,11 +58,61 @@ class Rules:
     ``prefix`` when the (first) start URL's path is a directory other than ``/``, else
     ``site``. Every regex is compiled here: a bad one is a :class:`ConfigError` naming it."""
 
-    scope: ScopeKind | None = None
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    strip_params: tuple[str, ...] = ()
-    rewrite: tuple[tuple[str, str], ...] = ()
+    scope: ScopeKind | None = setting(
+        None,
+        (
+            flag(
+                "--scope",
+                choices=SCOPE_KINDS,
+                help="what to crawl: the start host (site), its folder (prefix), its subdomains"
+                " too, or its whole registrable domain (default: prefix when the start URL is a"
+                " folder other than /, else site)",
+            ),
+            flag(
+                "--subdomains",
+                kind="const",
+                const="subdomains",
+                help="the same as --scope subdomains",
+            ),
+        ),
+    )
+    include: tuple[str, ...] = setting(
+        (),
+        flag(
+            "--include",
+            kind="append",
+            metavar="REGEX",
+            help="follow only URLs matching REGEX (Python re.search; repeatable: any of them)",
+        ),
+    )
+    exclude: tuple[str, ...] = setting(
+        (),
+        flag(
+            "--exclude",
+            kind="append",
+            metavar="REGEX",
+            help="never follow URLs matching REGEX (repeatable)",
+        ),
+    )
+    strip_params: tuple[str, ...] = setting(
+        (),
+        flag(
+            "--strip-params",
+            metavar="NAMES",
+            to_config=lambda text: parse_strip_params(text),
+            help="drop these query parameters from discovered URLs (comma-separated globs:"
+            " 'utm_*,fbclid'; '*' drops the whole query)",
+        ),
+    )
+    rewrite: tuple[tuple[str, str], ...] = setting(
+        (),
+        flag(
+            "--rewrite",
+            kind="pairs",
+            metavar=("REGEX", "REPLACEMENT"),
+            help="rewrite discovered URLs (re.sub, repeatable, applied in order)",
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.scope is not None and self.scope not in SCOPE_KINDS:
