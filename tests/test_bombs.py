@@ -157,8 +157,8 @@ asyncio.run(main())
 
 def test_a_page_being_written_to_a_killed_parser_process_leaves_no_unread_error() -> None:
     """A big body still being written to the child when the deadline kills it: the page is
-    parsed again (by the next child: there are rules), and no future is left holding an error nobody reads (asyncio
-    would print "Future exception was never retrieved")."""
+    parsed again (by the next child: there are rules), and no future is left holding an
+    error nobody reads (asyncio would print "Future exception was never retrieved")."""
     done = subprocess.run(
         [sys.executable, "-c", _KILLED_WHILE_WRITING],
         env=checkout_env(),

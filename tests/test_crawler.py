@@ -325,7 +325,7 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     """The child's side of the pipe protocol, over real pipes: its setup in, a ready frame
     out (until then the event loop parses pages itself), then one answer per page, in order."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sitecrawl.parse._child"],
+        [sys.executable, "-m", "sitecrawl.parse._child", str(os.getpid())],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=_child_env(),

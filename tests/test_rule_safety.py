@@ -6,6 +6,7 @@ nested 100,000 deep fails the rule, not the page. Real servers and real processe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -94,6 +95,52 @@ def test_a_signal_ends_a_crawl_whose_rule_backtracks_for_hours(
     slow = [r for r in records if r["title"] is None and "/p" in r["url"]]
     assert slow and all(r["error_kind"] == "parse" and r["error"] for r in slow), records
     assert [name for name in os.listdir(tmp_path) if TEMP_MARK in name] == []
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return [int(child) for child in listing.read().split()]
+
+
+def _gone(pid: int) -> bool:
+    """True when ``pid`` has ended (a zombie has ended: it waits for init to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_crawler_killed_outright_takes_its_parser_process_with_it(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    """``kill -9`` of a crawler whose parser process is running a rule that never ends: the
+    parser process used to run on at 100 % CPU for good (nothing reads its closed stdin)."""
+    site = serve(_site(4))
+    argv = [sys.executable, "-m", "sitecrawl", "crawl", site.url, "--no-state", "-q"]
+    argv += ["-c", "1", "-p", "2", "-x", f"r=regex:{BACKTRACKING}", "-o", "out.jsonl"]
+    process = subprocess.Popen(argv, cwd=tmp_path, env=checkout_env())
+    children: list[int] = []
+    try:
+        started = time.monotonic()
+        while not any(p.startswith("/p") for p in site.traffic.pages):
+            assert time.monotonic() - started < 30, "no page was fetched"
+            time.sleep(0.05)
+        children = _children(process.pid)
+        assert children
+        time.sleep(0.5)  # the rule is running
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 5
+        while not all(_gone(child) for child in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_gone(child) for child in children)
+    finally:
+        for pid in [process.pid, *children]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        process.wait()
 
 
 _CRAWL = """

@@ -223,6 +223,7 @@ async def _spawn(
             sys.executable,
             "-m",
             "sitecrawl.parse._child",
+            str(os.getpid()),  # (its parent: it dies with it)
             stdin=jobs_child,
             stdout=answers_child,
             env=_child_env(),
