@@ -39,7 +39,6 @@ import marshal
 import os
 import sys
 from collections import deque
-from collections.abc import Coroutine
 from types import TracebackType
 
 from .._exceptions import ParseError
@@ -196,7 +195,12 @@ class _ParserProcess:
             if kill:
                 self.kill()
             self.jobs.close()
-            await self.process.wait()
+            try:
+                await self.process.wait()
+            except asyncio.CancelledError:  # nobody waits for its pages any more
+                self.kill()
+                await self.process.wait()  # (ended now, not after the event loop has closed)
+                raise
             await self.reader
         finally:
             self._answers_transport.close()
@@ -302,12 +306,27 @@ class Parser:
 
     async def __aenter__(self) -> Parser:
         wanted = max(self.processes - 1, 1 if self.isolated else 0)
-        while len(self._children) < wanted:
-            self._children.append(await self._spawn())
+        try:
+            while len(self._children) < wanted:
+                self._children.append(await self._spawn())
+        except BaseException as exc:  # cancelled or failed midway: end those started
+            await self.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
         return self
 
-    def _spawn(self) -> Coroutine[None, None, _ParserProcess]:
-        return _spawn(self.link_details, self.deadline, self.extraction, self._changed)
+    async def _spawn(self) -> _ParserProcess:
+        """A new child; a cancel (a second Ctrl-C during the start-up) lets the start finish,
+        then kills the child and waits for it: cancelled midway, uvloop left the process it
+        had started to end after the event loop closed, with a traceback."""
+        starting = asyncio.ensure_future(
+            _spawn(self.link_details, self.deadline, self.extraction, self._changed)
+        )
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            with contextlib.suppress(OSError):
+                await (await starting).close(kill=True)
+            raise
 
     def stop(self) -> None:
         """The crawl is stopping: pages get :data:`STOP_DEADLINE` at most, and with rules a
@@ -325,7 +344,8 @@ class Parser:
             self._ended.append(child)
             if not child.ready:
                 self._failed_starts += 1
-            self._begin_start()
+            if not self.stopping:  # (stopping: its pages are errors, or parsed here)
+                self._begin_start()
 
     def _begin_start(self) -> None:
         task = asyncio.create_task(self._start_one())
