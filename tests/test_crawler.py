@@ -23,7 +23,7 @@ from sitecrawl import (
     normalize_url,
 )
 from sitecrawl.frontier import MemoryFrontier
-from sitecrawl.parse._child import LENGTH, job_frame
+from sitecrawl.parse._child import LENGTH, job_frame, setup_frame
 from sitecrawl.parse._extract import Extracted
 from sitecrawl.parse._pool import _child_env
 
@@ -322,10 +322,10 @@ async def test_a_parser_process_that_dies_loses_no_page(serve: ServeFn) -> None:
 
 
 def test_a_parser_process_says_ready_then_answers_in_order() -> None:
-    """The child's side of the pipe protocol, over real pipes: a ready frame first (until
-    then the event loop parses pages itself), then one answer per page, in order."""
+    """The child's side of the pipe protocol, over real pipes: its setup in, a ready frame
+    out (until then the event loop parses pages itself), then one answer per page, in order."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sitecrawl.parse._child"],
+        [sys.executable, "-m", "sitecrawl.parse._child", str(os.getpid())],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=_child_env(),
@@ -337,6 +337,8 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
         (size,) = LENGTH.unpack(stdout.read(LENGTH.size))
         return marshal.loads(stdout.read(size))
 
+    stdin.write(setup_frame(False, None))
+    stdin.flush()
     assert frame() is None  # ready
     pages = [(f"<title>Page {i}</title><a href='p{i + 1}'>next</a>", i) for i in range(3)]
     for doc, i in pages:

@@ -277,6 +277,25 @@ def test_first_paragraph_in_main_wherever_it_is() -> None:
     assert get_first_paragraph_from_html("<p>one</p><main></main><main><p>2nd</p></main>") == "one"
 
 
+def test_first_paragraph_after_main_honours_role_main_then_article() -> None:
+    """Documentation sites mark their content with ``role="main"`` (Sphinx) or ``<article>``
+    rather than ``<main>``: the sidebar's or the legal footer's ``<p>`` came first (issue 30,
+    item 7). ``<main>`` still wins when it has a paragraph."""
+    sidebar, footer = "<nav><p>sidebar</p></nav>", "<footer><p>legal</p></footer>"
+    role = '<div class="body" role="main"><h1>t</h1><p>content</p></div>'
+    article = "<article><h1>t</h1><p>article text</p></article>"
+    get = get_first_paragraph_from_html
+    assert get(sidebar + role + footer) == "content"
+    assert get(sidebar + '<div role="MAIN"><p>any case</p></div>') == "any case"
+    assert get(footer.replace("footer", "div") + article) == "article text"
+    assert get(sidebar + article + role) == "content"  # role="main" before <article>
+    assert get(sidebar + "<main><p>in main</p></main>" + role + article) == "in main"
+    assert get(sidebar + "<main>no p</main>" + article) == "article text"
+    assert get(sidebar + '<div role="main">no p</div><article>none</article>') == "sidebar"
+    page = extract_page_data("<html><body>" + sidebar + role + footer, "http://site.test/")
+    assert page["first_paragraph"] == "content"
+
+
 def test_nul_characters_are_dropped_as_the_tree_builder_drops_them() -> None:
     assert decode_html(b"<p>a\0b</p>\0") == "<p>ab</p>"
     assert decode_html("<p>\0caf\u00e9</p>".encode("utf-16"), "utf-16") == "<p>caf\u00e9</p>"

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 
 import pytest
 
+from servers import checkout_env
 from sitecrawl.parse._channels import PIPE_SIZE, answers_channel, jobs_channel
 from sitecrawl.parse._pool import Parser
 
@@ -111,3 +113,42 @@ async def test_a_close_cancelled_midway_still_closes_the_channels() -> None:
     assert child.jobs.is_closing()
     assert child._answers_transport.is_closing()
     await child.process.wait()
+
+
+_CANCELLED_START = """
+import asyncio, uvloop
+from sitecrawl.parse._extraction import Extraction
+from sitecrawl.parse._pool import Parser
+
+async def main(delay):
+    parser = Parser(2, extraction=Extraction.from_specs({"h": "css:h1"}))
+    entering = asyncio.ensure_future(parser.__aenter__())
+    await asyncio.sleep(delay)
+    entering.cancel()
+    try:
+        await entering
+    except asyncio.CancelledError:
+        return
+    await parser.__aexit__(None, None, None)
+
+for delay in (0, 0, 0.0005, 0.001, 0.002, 0.005):
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main(delay))
+print("done")
+"""
+
+
+def test_a_start_cancelled_midway_leaves_no_process_behind() -> None:
+    """A second Ctrl-C while a parser process starts: uvloop, cancelled in its
+    ``subprocess_exec``, left the process to end after the event loop had closed ("Event
+    loop is closed" and "unclosed resource" tracebacks at exit). Now the start finishes and
+    the child is killed and waited for."""
+    pytest.importorskip("uvloop")
+    done = subprocess.run(
+        [sys.executable, "-c", _CANCELLED_START],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout == "done\n" and done.stderr == "", done.stderr

@@ -234,8 +234,10 @@ class AsyncCrawler(CourseAPI):
         self.stats.notes.append(f"resumed with the rules this crawl began with: {rules.describe()}")
 
     def stop(self) -> None:
-        """Stop taking new URLs (Ctrl-C); requests in flight finish and are recorded."""
+        """Stop taking new URLs (Ctrl-C); requests in flight finish and are recorded (a
+        page's parse gets a short deadline: :meth:`~.parse._pool.Parser.stop`)."""
         self.interrupted = True
+        self._parser.stop()
         self._halt()
 
     @property

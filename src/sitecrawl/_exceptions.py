@@ -9,7 +9,9 @@
     │                              running crawl, not a sitecrawl file, a newer schema, made for
     │                              another site; carries ``path=``
     ├── ParseError                 parse                  a fetched body the HTML parser could
-    │   │                                                 not read; carries ``url=``
+    │   │                                                 not read, or whose parse and
+    │   │                                                 extraction rules passed the parse
+    │   │                                                 deadline; carries ``url=``
     │   └── RenderError            render                 headless Chromium could not render
     │                                                     the page (the raw HTML's fields stay)
     └── FetchError                 fetch                  one page could not be fetched (or only

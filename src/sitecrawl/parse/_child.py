@@ -1,11 +1,14 @@
-"""A parser process: ``python -m sitecrawl.parse._child`` on two channels (see :mod:`._pool`).
+"""A parser process: ``python -m sitecrawl.parse._child PARENT_PID`` on two channels (see
+:mod:`._pool`); it dies with its parent (:func:`die_with_parent`).
 
 Kept apart from the event-loop side so that a new child imports only what parsing needs
 (no asyncio), and says when it is ready: until then the event
 loop parses pages itself instead of queueing them behind the child's imports.
 
-Started with ``--link-details``, the child fills :attr:`Extracted.links` for every page; with
-``--extract=JSON``, it runs those custom extraction rules on every page. A
+The first frame on its stdin is its setup (:func:`setup_frame`): length-prefixed JSON saying
+whether to fill :attr:`Extracted.links` for every page and which custom extraction rules to
+run on every page. (Not its command line: rules of more than 128 KiB passed the kernel's
+limit on one argument.) Then each
 job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url)`` and
 the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
 ``None`` once, when the child is ready; then, for each job in order, a tuple of the
@@ -23,6 +26,7 @@ if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 import contextlib
+import json
 import marshal
 import os
 import struct
@@ -33,16 +37,13 @@ from typing import BinaryIO
 from .._exceptions import ParseError
 from .._urls import JoinCache
 from ._extract import Extracted, decode_html, parse_html
-from ._extraction import Extraction
+from ._extraction import Extraction, Rule
 from ._markup import markup_reason
 
 LENGTH = struct.Struct("!I")
 #: A job's header: the sizes of its marshalled ``(charset, url)`` and of its body.
 JOB = struct.Struct("!II")
 FIELDS = tuple(f.name for f in fields(Extracted))
-LINK_DETAILS_FLAG = "--link-details"
-#: ``--extract=JSON``: the custom extraction rules (:meth:`Extraction.to_json`), given once.
-EXTRACT_FLAG = "--extract="
 _joins = JoinCache()  # one per process
 
 
@@ -88,19 +89,30 @@ def job_frame(body: bytes, charset: str | None, url: str) -> tuple[bytes, bytes]
     return JOB.pack(len(meta), len(body)) + meta, body
 
 
+def setup_frame(link_details: bool, extraction: Extraction | None) -> bytes:
+    """The first frame a child reads: ``link_details`` and the rules, as length-prefixed JSON."""
+    rules = [rule.to_json() for rule in extraction.rules] if extraction else []
+    setup = json.dumps({"link_details": link_details, "extract": rules}).encode()
+    return LENGTH.pack(len(setup)) + setup
+
+
+def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None]:
+    """The setup written by :func:`setup_frame`."""
+    (size,) = LENGTH.unpack(stdin.read(LENGTH.size))
+    setup = json.loads(stdin.read(size))
+    rules = [Rule(**item) for item in setup["extract"]]
+    return bool(setup["link_details"]), Extraction(rules) if rules else None
+
+
 def _write(stdout: BinaryIO, answer: bytes) -> None:
     stdout.write(LENGTH.pack(len(answer)) + answer)
     stdout.flush()
 
 
-def serve(
-    stdin: BinaryIO,
-    stdout: BinaryIO,
-    link_details: bool = False,
-    extraction: Extraction | None = None,
-) -> None:
-    """The child's loop: say ready, then read a frame, parse, answer; until the parent
-    closes the pipe."""
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """The child's loop: read the setup, say ready, then read a frame, parse, answer; until
+    the parent closes the pipe."""
+    link_details, extraction = read_setup(stdin)
     _write(stdout, marshal.dumps(None))
     while header := stdin.read(JOB.size):
         meta_size, body_size = JOB.unpack(header)
@@ -117,15 +129,24 @@ def serve(
         _write(stdout, answer)
 
 
+def die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel kill this process when ``parent`` (the crawler) dies: a
+    crawler killed outright (``kill -9``) left its child running a rule that never ends, at
+    100 % CPU, for good. (Elsewhere the child ends when it next reads its closed stdin.)"""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the kernel was told
+        os._exit(0)
+
+
 if __name__ == "__main__":
+    die_with_parent(int(sys.argv[1]))
     with contextlib.suppress(BrokenPipeError):  # the parent is gone: nobody to answer
-        given = [arg[len(EXTRACT_FLAG) :] for arg in sys.argv[1:] if arg.startswith(EXTRACT_FLAG)]
-        serve(
-            sys.stdin.buffer,
-            sys.stdout.buffer,
-            LINK_DETAILS_FLAG in sys.argv[1:],
-            Extraction.from_json(given[0]) if given else None,
-        )
+        serve(sys.stdin.buffer, sys.stdout.buffer)
     # Every answer is written and flushed, and the process holds nothing else: skip the
     # interpreter's teardown, which the parent would wait for at the end of each crawl, as
     # multiprocessing's workers do.

@@ -387,8 +387,17 @@ def _first(tree: LexborHTMLParser, tag: str) -> LexborNode | None:
 
 
 def _first_paragraph(tree: LexborHTMLParser) -> LexborNode | None:
+    """The first ``<p>`` of the page's main content: inside ``<main>``, else inside the
+    first ``role="main"`` element, else inside the first ``<article>``; else the page's
+    first ``<p>``. (Without the middle two, it was a sidebar's or a legal footer's on
+    documentation sites that mark their content with ``role="main"`` or ``<article>``.)"""
     main = _first(tree, "main")
-    return (main.css_first("p") if main is not None else None) or _first(tree, "p")
+    if main is not None and (found := main.css_first("p")) is not None:
+        return found
+    for container in (tree.css_first('[role="main" i]'), _first(tree, "article")):
+        if container is not None and (found := container.css_first("p")) is not None:
+            return found
+    return _first(tree, "p")
 
 
 # The course's helpers: the names are a promise to users; each parses its input.
@@ -400,7 +409,8 @@ def get_h1_from_html(html: str) -> str:
 
 
 def get_first_paragraph_from_html(html: str) -> str:
-    """The text of the first ``<p>`` inside ``<main>`` when there is one, else the first ``<p>``."""
+    """The text of the first ``<p>`` inside ``<main>``, else inside a ``role="main"``
+    element, else inside an ``<article>``; else the first ``<p>``, or ``""``."""
     return _text(_first_paragraph(LexborHTMLParser(html))) or ""
 
 

@@ -238,17 +238,42 @@ def _xpath(root: Any, rule: Rule) -> list[Any]:
     return [_clean(item if isinstance(item, str) else "".join(item.itertext())) for item in items]
 
 
+#: JSON-LD nested deeper than this is skipped, as a block that is not JSON is: real blocks
+#: are a few levels deep, and a value must fit in a record every output can write (orjson
+#: stops at 255 levels). A block of 100,000 levels made the whole page a parse error.
+MAX_JSONLD_DEPTH = 100
+
+
 def jsonld_objects(tree: LexborHTMLParser) -> list[Any]:
-    """The page's JSON-LD objects: each ``<script type="application/ld+json">`` that parses,
-    a list spread into its items, an object with ``@graph`` replaced by the graph's items."""
+    """The page's JSON-LD objects: each ``<script type="application/ld+json">`` that parses
+    (and nests at most :data:`MAX_JSONLD_DEPTH` levels), a list spread into its items, an
+    object with ``@graph`` replaced by the graph's items."""
     objects: list[Any] = []
     for node in tree.css('script[type="application/ld+json" i]'):
         try:
             data = json.loads(node.text(deep=True) or "null")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the recursion limit
             continue
-        _flatten(data, objects)
+        if _nests_within(data, MAX_JSONLD_DEPTH):
+            _flatten(data, objects)
     return objects
+
+
+def _nests_within(data: Any, limit: int) -> bool:
+    """True when no list or object in ``data`` is more than ``limit`` levels deep."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            items: Iterable[Any] = value.values()
+        elif isinstance(value, list):
+            items = value
+        else:
+            continue
+        if depth > limit:
+            return False
+        stack.extend((item, depth + 1) for item in items)
+    return True
 
 
 def _flatten(data: Any, into: list[Any]) -> None:
