@@ -38,7 +38,7 @@ def serve(pages: int, port: int) -> None:
 
 async def crawl(args: argparse.Namespace, base: str) -> dict[str, object]:
     from sitecrawl import AsyncCrawler, CrawlConfig, Limits, Page, Render
-    from sitecrawl.render._browser import tree_memory_mb
+    from sitecrawl.render._procs import tree_memory_mb
 
     render = Render(
         mode=args.mode, browser=args.browser, tabs=args.tabs, restart_every=args.restart

@@ -63,3 +63,23 @@ async def test_discover_walks_index_in_scope_only() -> None:
     asked.clear()
     fallback = await discover(fetch, [], "https://x.test/", scope)
     assert asked == ["https://x.test/sitemap.xml"] and fallback.urls == []
+
+
+async def test_a_sitemap_answered_with_an_html_page_is_said_once_not_bad_xml() -> None:
+    """An application's catch-all answers every sitemap URL with its HTML shell."""
+    shell = b"\xef\xbb\xbf\n<!DOCTYPE html><html><head><title>App</title></head></html>"
+    assert parse_sitemap(shell, BASE).error == "is an HTML page, not a sitemap"
+    assert (
+        parse_sitemap(b"  <html lang='en'><body>x</body></html>", BASE).error
+        == "is an HTML page, not a sitemap"
+    )
+    index = sitemap_xml(["https://x.test/a.xml", "https://x.test/b.xml"], index=True)
+
+    async def fetch(url: str) -> tuple[int, bytes] | None:
+        return 200, index if url.endswith("/index.xml") else shell
+
+    scope = CrawlScope(["https://x.test/"], "site")
+    found = await discover(fetch, ["/index.xml"], "https://x.test/", scope)
+    assert found.errors == ["https://x.test/a.xml is an HTML page, not a sitemap"]
+    fallback = await discover(fetch, [], "https://x.test/", scope)
+    assert fallback.errors == ["https://x.test/sitemap.xml is an HTML page, not a sitemap"]

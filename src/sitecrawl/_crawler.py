@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -48,6 +48,9 @@ from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 from .parse._extraction import Extraction
 from .parse._pool import Parser
 from .throttle._local import Throttle
+
+if TYPE_CHECKING:
+    from .render._renderer import Renderer
 
 #: ``on_page`` / ``on_error``: a function, or an ``async def`` (awaited before the worker
 #: goes on: a slow hook slows the crawl instead of piling up pages).
@@ -150,7 +153,7 @@ class AsyncCrawler(CourseAPI):
         self._client = self._stack.client
         self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
         self._job.unconverted = self.stats.unconverted
-        self._renderer: contextlib.AbstractAsyncContextManager[Any] | None = None
+        self._renderer: Renderer | None = None
         self._sitemap_keys: set[str] = set()
         self._targets = self._link_targets()
         self._on_page = on_page
@@ -235,9 +238,12 @@ class AsyncCrawler(CourseAPI):
 
     def stop(self) -> None:
         """Stop taking new URLs (Ctrl-C); requests in flight finish and are recorded (a
-        page's parse gets a short deadline: :meth:`~.parse._pool.Parser.stop`)."""
+        page's parse gets a short deadline: :meth:`~.parse._pool.Parser.stop`; renders in
+        flight are cut short: read as they are)."""
         self.interrupted = True
         self._parser.stop()
+        if self._renderer is not None:
+            self._renderer.stop()
         self._halt()
 
     @property
@@ -473,6 +479,8 @@ class AsyncCrawler(CourseAPI):
         stats.retries = self._client.retries
         if page.error_kind == BlockedByRobots.kind:
             stats.blocked += 1
+        if page.render_complete is False:
+            stats.render_cut += 1
         self._keep(request.key, page)
         if page.error is not None:
             stats.errors += 1

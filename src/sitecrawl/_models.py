@@ -91,13 +91,24 @@ class Page:
     #: later crawl: the record is the previous crawl's.
     revalidated: bool = False
     #: Rendering (``--render``): True when the fields come from the DOM headless Chromium
-    #: rendered, ``render_ms`` the render's time; ``js_links_added`` counts the ``a`` link
+    #: rendered, ``render_ms`` the render's own time (not the wait for a free tab);
+    #: ``render_complete`` is False when the render was cut off at ``--render-timeout``
+    #: before the network went idle (its fields are the DOM at that moment: maybe partial),
+    #: None when not rendered. ``body_hash`` of a rendered page is the rendered DOM's (what
+    #: its other fields describe), ``html_hash`` the HTML body's and ``dom_bytes`` the
+    #: DOM's size (``size_bytes`` stays the body's: what was downloaded).
+    #: ``blocked_resources`` lists the requests of the render robots.txt blocked (also of a
+    #: render that failed). ``js_links_added`` counts the ``a`` link
     #: targets JavaScript added (``js_links``, in order), ``js_changed`` names the fields
     #: whose rendered value differs from the raw HTML's (``title``, ``h1``,
     #: ``meta_description``, ``canonical``, ``robots``, ``links``) and ``html_values`` keeps
     #: the raw HTML's value of each (``links``: the targets JavaScript removed).
     rendered: bool = False
     render_ms: float | None = None
+    render_complete: bool | None = None
+    html_hash: str | None = None
+    dom_bytes: int | None = None
+    blocked_resources: list[str] = field(default_factory=list)
     js_links_added: int | None = None
     js_changed: list[str] = field(default_factory=list)
     js_links: list[str] = field(default_factory=list)
@@ -144,6 +155,8 @@ class CrawlStats:
     statuses: Counter[int | None] = field(default_factory=Counter)
     #: Pages rendered in Chromium, by why (``always``, ``empty root``, ``template``, ...).
     rendered: Counter[str] = field(default_factory=Counter)
+    #: Rendered pages whose render was cut off at the render timeout (``render_complete``).
+    render_cut: int = 0
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
 

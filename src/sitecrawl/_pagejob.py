@@ -178,8 +178,15 @@ class PoliteClient:
 
 def validators(previous: Page | None) -> dict[str, str]:
     """The conditional request's headers from an earlier crawl's record of the URL: none
-    unless it answered 200 without error and sent an ``ETag`` or ``Last-Modified``."""
-    if previous is None or previous.status != 200 or previous.error is not None:
+    unless it answered 200 without error and sent an ``ETag`` or ``Last-Modified``, and was
+    not rendered (a rendered page's content comes from the data its scripts load, not from
+    its HTML: an unchanged application shell says nothing of it, so it is rendered again)."""
+    if (
+        previous is None
+        or previous.status != 200
+        or previous.error is not None
+        or previous.rendered
+    ):
         return {}
     headers = {}
     if previous.etag:

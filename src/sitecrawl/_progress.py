@@ -51,6 +51,11 @@ def summary(stats: CrawlStats) -> str:
             f"rendered in Chromium: {stats.rendered.total():,} of {stats.pages:,} pages ("
             + " · ".join(f"{why}: {count:,}" for why, count in rendered)
             + ")"
+            + (
+                f" · cut off at the render timeout (maybe partial): {stats.render_cut:,}"
+                if stats.render_cut
+                else ""
+            )
         )
     if stats.unconverted:
         lines.append(

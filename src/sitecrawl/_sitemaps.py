@@ -16,6 +16,8 @@ from .control._scope import CrawlScope
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit, uncompressed
 MAX_SITEMAP_FILES = 50
 MAX_SITEMAP_URLS = 50_000 * 4
+#: The error of a sitemap URL answered with an HTML page (an application's catch-all route).
+HTML_PAGE = "is an HTML page, not a sitemap"
 
 
 @dataclass(slots=True)
@@ -37,15 +39,24 @@ def gunzip(body: bytes, cap: int = MAX_SITEMAP_BYTES) -> bytes | None:
     return out
 
 
+def _is_html(body: bytes) -> bool:
+    """The body starts as an HTML page does (``<!doctype html>`` or ``<html``)."""
+    start = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n")[:14].lower()
+    return start.startswith((b"<!doctype html", b"<html"))
+
+
 def parse_sitemap(body: bytes, base: str) -> Sitemap:
     """Read a sitemap (gzip or not): ``<url><loc>`` into ``urls``, ``<sitemap><loc>`` into
     ``sitemaps``; ``loc`` values resolved against ``base``. Namespaces are ignored. A
-    malformed file keeps what was read before the error and says so in ``error``."""
+    malformed file keeps what was read before the error and says so in ``error``; an HTML
+    page is no sitemap (:data:`HTML_PAGE`)."""
     if body[:2] == b"\x1f\x8b":
         unzipped = gunzip(body)
         if unzipped is None:
             return Sitemap(error="bad gzip")
         body = unzipped
+    if _is_html(body):
+        return Sitemap(error=HTML_PAGE)
     result = Sitemap()
     parser: XMLPullParser[Element] = XMLPullParser(events=("end",))
     try:
@@ -113,7 +124,11 @@ async def discover(
             continue
         out.files.append(url)
         sitemap = parse_sitemap(answer[1], url)
-        if sitemap.error:
+        if sitemap.error == HTML_PAGE:
+            html = [error for error in out.errors if error.endswith(HTML_PAGE)]
+            if not html:  # a catch-all answers every sitemap URL so: said once
+                out.errors.append(f"{url} {HTML_PAGE}")
+        elif sitemap.error:
             out.errors.append(f"{url}: {sitemap.error}")
         queue += [child for child in sitemap.sitemaps if scope.contains(child)]
         for page in sitemap.urls:

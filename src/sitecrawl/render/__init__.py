@@ -6,6 +6,7 @@
                   what JavaScript changed (pure)
     _routes.py    the browser's requests: the fetched document fulfilled, robots.txt and the
                   host's slot for crawled hosts, third parties and media blocked
-    _browser.py   the Playwright browser pool: tabs, restarts, memory, crashes
+    _browser.py   the Playwright browser pool: tabs, restarts, memory, crashes, the budget
+    _procs.py     the browser's processes (/proc): memory, killing one that does not close
     _renderer.py  the page job's render step, gluing the three
 """

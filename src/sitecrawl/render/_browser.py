@@ -12,13 +12,19 @@ memory (the proportional set size of its processes, read from ``/proc`` every
 crash took is tried once more.
 
 A render's budget is ``Render.timeout`` seconds for the navigation (the ``load`` event) and
-the network idle together. The network is idle when no request has been in flight for
+the network idle together, counted from when it has a tab (the wait for a free one is not
+the render's: ``Rendered.ms``). The network is idle when no request has been in flight for
 ``Render.idle`` seconds since the load event, and the page's code waits for nothing either:
 no ``fetch`` or XHR of its own is pending and none ended in the last ``Render.idle`` seconds,
 and (for the first :data:`TIMER_WAIT` seconds after the load) no short timer
 (``setTimeout`` of 1 s or less) is pending: a page whose
 load does not come in time fails (:class:`RenderError`); one that never goes idle (polling)
-is read as it is at the deadline.
+is read as it is at the deadline, ``complete`` False. The budget holds whatever the page's
+scripts do: every wait on the browser is bounded, and a page whose scripts never yield (a
+``while (true)`` after the load) blocks the reading of its DOM, which gets
+:data:`READ_WAIT` seconds more and then fails the render; its tab is closed (a closed
+context takes its renderer process with it), and a tab or browser that does not close within
+:data:`CLOSE_WAIT` seconds is left to the next browser start (the process killed, then).
 """
 
 from __future__ import annotations
@@ -29,13 +35,15 @@ import importlib.util
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
 from .._config import Render
 from .._exceptions import ConfigError, RenderError
 from .._log import logger
+from ._procs import kill_tree, tree_memory_mb
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
@@ -97,6 +105,20 @@ _WATCH_JS = """
 _WAITS = "window.__sitecrawlWaits || [0, 0, 1e9]"
 #: Seconds after the load event during which pending short timers delay the network idle.
 TIMER_WAIT = 2.0
+#: Seconds the DOM is waited for after the render's budget (a page whose scripts never
+#: yield never gives it); and a tab's or the browser's close.
+READ_WAIT = 2.0
+CLOSE_WAIT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A render's result: the DOM as HTML; False ``complete`` when the render was cut off at
+    its budget before the network went idle; ``ms`` the render's own time (with a tab)."""
+
+    html: str
+    complete: bool
+    ms: float
 
 
 class PageRoutes(Protocol):
@@ -124,38 +146,6 @@ def find_browser(render: Render) -> str:
     if not (os.path.isfile(found) and os.access(found, os.X_OK)):
         raise ConfigError(f"no browser executable at {found}: {INSTALL_BROWSER}")
     return found
-
-
-def tree_memory_mb(root: int, name: str = "chrom") -> float:
-    """Memory (MB, proportional set size) of ``root``'s descendant processes whose command
-    name holds ``name``, from ``/proc`` (0 where there is none)."""
-    children: dict[int, list[int]] = {}
-    names: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                text = stat.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        close = text.rfind(")")
-        pid, parent = int(entry), int(text[close + 2 :].split()[1])
-        names[pid] = text[text.find("(") + 1 : close]
-        children.setdefault(parent, []).append(pid)
-    total_kb = 0
-    todo = list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        todo += children.get(pid, [])
-        if name not in names.get(pid, ""):
-            continue
-        with contextlib.suppress(OSError), open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
-            for line in rollup:
-                if line.startswith(b"Pss:"):
-                    total_kb += int(line.split()[1])
-                    break
-    return total_kb / 1024
 
 
 class _Tab:
@@ -186,10 +176,22 @@ class _Tab:
             return
         await routes.handle(route)
 
-    async def close(self) -> None:
-        if self.context is not None:
-            with contextlib.suppress(Exception):
-                await self.context.close()
+    async def close(self) -> bool:
+        """Close the tab's context (and so its page and renderer); False when it did not
+        close within :data:`CLOSE_WAIT` seconds."""
+        from playwright.async_api import Error
+
+        context, self.context, self.page = self.context, None, None
+        if context is None:
+            return True
+        try:
+            async with asyncio.timeout(CLOSE_WAIT):
+                await context.close()
+        except TimeoutError:
+            return False
+        except Error:
+            pass  # the browser is gone: nothing left to close
+        return True
 
 
 class BrowserPool:
@@ -207,6 +209,12 @@ class BrowserPool:
         self._active = 0
         self._since_start = 0
         self._restart = False
+        #: The waits on the browser in flight -> their grace (:meth:`_bounded`).
+        self._waits: dict[asyncio.Timeout, float] = {}
+        #: Set by :meth:`stop`.
+        self.stopping = False
+        #: A switch Chromium ignores, on our browser's command line: finds its process.
+        self._marker = f"--sitecrawl-pool={os.getpid()}-{id(self)}"
         #: Renders done, browser starts (the first included), and the last memory reading.
         self.renders = 0
         self.starts = 0
@@ -243,9 +251,18 @@ class BrowserPool:
         idle, self._idle = self._idle, []
         for tab in idle:
             await tab.close()
-        if browser is not None:
-            with contextlib.suppress(Exception):
+        if browser is None:
+            return
+        from playwright.async_api import Error
+
+        try:
+            async with asyncio.timeout(CLOSE_WAIT):
                 await browser.close()
+        except TimeoutError:
+            logger.warning("the browser did not close in %g s: killed", CLOSE_WAIT)
+            kill_tree(self._marker)
+        except Error:
+            pass  # already gone
 
     async def _launch(self) -> None:
         from playwright.async_api import Error, async_playwright
@@ -260,7 +277,9 @@ class BrowserPool:
             else:
                 sandbox = ["--no-sandbox"] if os.geteuid() == 0 else []
                 self._browser = await chromium.launch(
-                    executable_path=self._where, args=CHROMIUM_ARGS + sandbox, timeout=60_000
+                    executable_path=self._where,
+                    args=[*CHROMIUM_ARGS, *sandbox, self._marker],
+                    timeout=60_000,
                 )
         except Error as exc:
             raise RenderError(f"the browser did not start: {exc.message}", url="") from None
@@ -297,26 +316,28 @@ class BrowserPool:
                 tab.routes = None
                 if reuse and tab.generation == self.starts and not self._restart_due:
                     self._idle.append(tab)
-                else:
-                    await tab.close()
+                elif not await tab.close():
+                    logger.warning("a tab did not close in %g s: restarting", CLOSE_WAIT)
+                    self._restart = True
             if self.renders % MEMORY_EVERY == 0 and not self._where.startswith(_ENDPOINTS):
                 self.memory_mb = tree_memory_mb(os.getpid())
                 self._restart = self._restart or self.memory_mb > self._options.max_memory_mb
             self._gate.notify_all()
         self._tabs.release()
 
-    async def render(self, url: str, routes: Callable[[], PageRoutes]) -> str:
-        """The DOM of ``url`` after network idle, as HTML; ``routes()`` makes the handler of
-        each try's requests. A crash is retried once; raises :class:`RenderError`."""
+    async def render(self, url: str, routes: Callable[[], PageRoutes]) -> Rendered:
+        """The DOM of ``url`` after network idle (or at the budget); ``routes()`` makes the
+        handler of each try's requests. A crash is retried once; raises
+        :class:`RenderError`."""
         from playwright.async_api import Error
 
         for attempt in (1, 2):
             browser, tab = await self._acquire()
             reuse = False
             try:
-                html = await self._render_once(tab, url, routes())
+                rendered = await self._render_once(tab, url, routes())
                 reuse = True
-                return html
+                return rendered
             except Error as exc:
                 message = exc.message or type(exc).__name__
                 gone = not browser.is_connected() or any(
@@ -332,23 +353,65 @@ class BrowserPool:
                 await self._release(tab, reuse=reuse)
         raise AssertionError("unreachable")
 
-    async def _render_once(self, tab: _Tab, url: str, routes: PageRoutes) -> str:
-        from playwright.async_api import TimeoutError as PlaywrightTimeout
-
+    async def _render_once(self, tab: _Tab, url: str, routes: PageRoutes) -> Rendered:
         options = self._options
         started = time.monotonic()
         deadline = started + options.timeout
+        if self.stopping:
+            raise RenderError("not rendered: the crawl was stopped", url=url)
         if tab.page is None:
             await tab.open(self._browser_of(tab), self._user_agent)
         page = tab.page
         assert page is not None
         tab.routes = routes
         try:
-            await page.goto(url, wait_until="load", timeout=options.timeout * 1000)
-        except PlaywrightTimeout:
+            async with self._bounded(options.timeout):
+                await page.goto(url, wait_until="load", timeout=0)
+        except TimeoutError:
+            why = "the crawl was stopped" if self.stopping else f"{options.timeout:g} s"
+            raise RenderError(f"render timed out: no load event in {why}", url=url) from None
+        complete = True
+        try:
+            async with self._bounded(deadline - time.monotonic()):
+                await self._network_idle(page, routes)
+        except TimeoutError:
+            logger.info("%s: no network idle in %g s", url, options.timeout)
+            complete = False
+        try:
+            async with self._bounded(deadline - time.monotonic(), grace=READ_WAIT):
+                html: str = await page.evaluate(_READ_DOM)
+        except TimeoutError:
             raise RenderError(
-                f"render timed out: no load event in {options.timeout:g} s", url=url
+                f"render timed out: the page's scripts kept the browser busy past"
+                f" {options.timeout:g} s",
+                url=url,
             ) from None
+        return Rendered(html, complete, round((time.monotonic() - started) * 1000, 1))
+
+    @contextlib.asynccontextmanager
+    async def _bounded(self, seconds: float, *, grace: float = 0.0) -> AsyncIterator[None]:
+        """A wait on the browser: at most ``seconds`` + ``grace``, and ``grace`` once the pool
+        stops (:meth:`stop`); :class:`TimeoutError` at the end."""
+        seconds = grace + (0.0 if self.stopping else max(0.0, seconds))
+        async with asyncio.timeout(seconds) as timeout:
+            self._waits[timeout] = grace
+            try:
+                yield
+            finally:
+                del self._waits[timeout]
+
+    def stop(self) -> None:
+        """The crawl stops: renders in flight end now (what they have is read, within
+        :data:`READ_WAIT` seconds), renders not begun are not made."""
+        self.stopping = True
+        now = asyncio.get_running_loop().time()
+        for timeout, grace in self._waits.items():
+            timeout.reschedule(min(timeout.when() or now, now + grace))
+
+    async def _network_idle(self, page: Page, routes: PageRoutes) -> None:
+        """Return once the network is idle (see the module's docstring); the caller bounds
+        the wait."""
+        options = self._options
         loaded = time.monotonic()  # the idle window starts at the load event at the earliest
         idle_ms = options.idle * 1000
         while True:
@@ -357,10 +420,5 @@ class BrowserPool:
             if routes.in_flight == 0 and quiet >= options.idle:
                 timers, busy, since = await page.evaluate(_WAITS)
                 if not busy and since >= idle_ms and (not timers or now - loaded >= TIMER_WAIT):
-                    break
-            if now >= deadline:
-                logger.info("%s: no network idle in %g s", url, options.timeout)
-                break
+                    return
             await asyncio.sleep(0.02)
-        html: str = await page.evaluate(_READ_DOM)
-        return html

@@ -2,21 +2,23 @@
 the rendered DOM with the crawl's own parser, and record what JavaScript changed.
 
 The rendered DOM (``document.documentElement.outerHTML`` after network idle) goes through the
-same extraction as an HTTP body, so every field of a rendered page is the DOM's; the page
-also gets ``rendered``, ``render_ms``, ``js_links`` / ``js_links_added``, ``js_changed`` and
-``html_values`` (the raw HTML's values of the changed fields). A render that fails leaves
-the raw HTML's fields and records a :class:`~sitecrawl.RenderError`.
+same extraction as an HTTP body, so every field of a rendered page is the DOM's, its
+``body_hash`` too (the HTML body's goes to ``html_hash``, the DOM's size to ``dom_bytes``);
+the page also gets ``rendered``, ``render_ms``, ``render_complete``, ``js_links`` /
+``js_links_added``, ``js_changed`` and ``html_values`` (the raw HTML's values of the changed
+fields), and ``blocked_resources``. A render that fails leaves the raw HTML's fields and
+records a :class:`~sitecrawl.RenderError`.
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .._exceptions import ParseError
+from .._models import body_hash
 from .._pagejob import failed
 from ._browser import BrowserPool
 from ._detect import AutoPolicy, changes, gained
@@ -70,6 +72,10 @@ class Renderer:
     ) -> None:
         await self.pool.__aexit__(exc_type, exc, tb)
 
+    def stop(self) -> None:
+        """The crawl stops: renders in flight end now (:meth:`BrowserPool.stop`)."""
+        self.pool.stop()
+
     async def __call__(self, page: Page, response: Response, data: Extracted) -> Extracted:
         body = response.body
         assert body is not None
@@ -81,15 +87,26 @@ class Renderer:
                 return data
         else:
             why = "always"
-        started = time.perf_counter()
+        tries: list[Routes] = []
+
+        def routes() -> Routes:
+            tries.append(Routes(self.routes, response))
+            return tries[-1]
+
         try:
-            html = await self.pool.render(url, lambda: Routes(self.routes, response))
-            rendered = await self._parse(html.encode("utf-8", "replace"), "utf-8", url)
+            done = await self.pool.render(url, routes)
+            dom = done.html.encode("utf-8", "replace")
+            rendered = await self._parse(dom, "utf-8", url)
         except ParseError as exc:  # RenderError included
             failed(page, exc)
             return data
+        finally:
+            page.blocked_resources = tries[-1].blocked if tries else []
         page.rendered = True
-        page.render_ms = round((time.perf_counter() - started) * 1000, 1)
+        page.render_ms = done.ms
+        page.render_complete = done.complete
+        page.html_hash, page.body_hash = page.body_hash, body_hash(dom)
+        page.dom_bytes = len(dom)
         page.js_links, page.js_changed, page.html_values = changes(data, rendered)
         page.js_links_added = len(page.js_links)
         if self.policy is not None:

@@ -13,8 +13,9 @@ connects to no crawled host:
 - a request to a host outside the crawl's scope (third party) is aborted, unless
   ``allow_third_party``: then the browser makes it itself;
 - a request to a crawled host is checked against robots.txt (disallowed or unreachable:
-  aborted) and made by sitecrawl's polite client, through the host's slot (``--per-host``,
-  delay, Crawl-delay, backoff, retries), its answer fulfilled to the browser. Scripts and
+  aborted, and listed in the render's ``blocked``: the page's ``blocked_resources``) and
+  made by sitecrawl's polite client, through the host's slot (``--per-host``, delay,
+  Crawl-delay, backoff, retries), its answer fulfilled to the browser. Scripts and
   stylesheets that answered 200 are kept in a small cache shared by every render (as a
   browser's cache would), so the renders of one site fetch its bundle once.
 
@@ -73,8 +74,7 @@ class RouteRules:
     max_bytes: int = 10 * 1024 * 1024
     #: URL -> (status, headers, body) of scripts and stylesheets.
     cache: OrderedDict[str, tuple[int, dict[str, str], bytes]] = field(default_factory=OrderedDict)
-    #: Requests aborted by robots.txt, and made through the client, over every render.
-    blocked: list[str] = field(default_factory=list)
+    #: Requests made through the client, over every render.
     fetched: int = 0
 
 
@@ -87,6 +87,8 @@ class Routes:
         self._served = False
         self.in_flight = 0
         self.last_change = time.monotonic()
+        #: The render's requests robots.txt blocked (disallowed or unreachable), in order.
+        self.blocked: list[str] = []
 
     async def handle(self, route: Route) -> None:
         from playwright.async_api import Error
@@ -137,7 +139,8 @@ class Routes:
         except FetchError:
             allowed = False
         if not allowed:
-            rules.blocked.append(url)
+            if url not in self.blocked:
+                self.blocked.append(url)
             await route.abort("blockedbyclient")
             return
         data: bytes | None = None

@@ -1,10 +1,12 @@
-"""The report's "Changed by JavaScript" table (issue 18): the rendered pages (``--render``)
-whose title, canonical, robots directives or links differ between the raw HTML and the
-rendered DOM. None when no page was rendered with such a change."""
+"""The report's rendering tables (``--render``): "Changed by JavaScript" (issue 18), the
+rendered pages whose title, canonical, robots directives or links differ between the raw
+HTML and the rendered DOM; and "Render cut off or blocked" (issue 30), the pages whose render
+was cut off at the render timeout (maybe partial) or had requests robots.txt blocked. Each
+only when it has a row."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,11 +17,9 @@ if TYPE_CHECKING:
 SHOWN = frozenset({"title", "canonical", "robots", "links"})
 
 
-def javascript_tables(pages: Iterable[Page]) -> list[Table]:
-    """The table, or none when no rendered page changed what it shows."""
-    from ._tables import Table
-
-    rows = []
+def javascript_tables(pages: Sequence[Page]) -> list[Table]:
+    """The tables that have rows."""
+    rows: list[list[object]] = []
     for page in pages:
         changed = [name for name in page.js_changed if name in SHOWN]
         if not page.rendered or not changed:
@@ -39,6 +39,12 @@ def javascript_tables(pages: Iterable[Page]) -> list[Table]:
                 len(before.get("links") or ()),
             ]
         )
+    return [*_changed_table(rows), *_cut_table(pages)]
+
+
+def _changed_table(rows: list[list[object]]) -> list[Table]:
+    from ._tables import Table
+
     if not rows:
         return []
     return [
@@ -61,5 +67,39 @@ def javascript_tables(pages: Iterable[Page]) -> list[Table]:
             ),
             rows,
             is_issue=False,
+        )
+    ]
+
+
+def _cut_table(pages: Sequence[Page]) -> list[Table]:
+    from ._tables import Table
+
+    rows: list[list[object]] = [
+        [
+            page.url,
+            page.render_complete is False,
+            len(page.blocked_resources),
+            page.blocked_resources[0] if page.blocked_resources else None,
+        ]
+        for page in pages
+        if page.render_complete is False or page.blocked_resources
+    ]
+    if not rows:
+        return []
+    return [
+        Table(
+            "render-cut",
+            "Render cut off or blocked",
+            "Pages whose render was cut off at --render-timeout before the network went idle"
+            " (their fields may be partial), or whose requests robots.txt blocked while"
+            " rendering (blocked_resources in the records).",
+            (
+                ("Page", "url"),
+                ("Cut off", "bool"),
+                ("Blocked requests", "num"),
+                ("First blocked", "url"),
+            ),
+            rows,
+            is_issue=True,
         )
     ]
