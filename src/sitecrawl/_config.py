@@ -239,6 +239,10 @@ class CrawlConfig:
     extract: tuple[Rule, ...] = ()
     #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
     render: Render = field(default_factory=Render)
+    #: Let redirects, links, sitemaps and robots.txt lead to addresses of a more private class
+    #: than the start URLs' (public < private < loopback: an intranet crawl). Link-local
+    #: addresses (169.254.0.0/16, the cloud metadata service; fe80::/10) stay refused.
+    allow_private_redirects: bool = False
 
     def __post_init__(self) -> None:
         if self.processes < 1:

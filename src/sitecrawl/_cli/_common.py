@@ -124,6 +124,13 @@ def _add_politeness(crawl: argparse.ArgumentParser) -> None:
         metavar="N",
         help="retries on timeouts, connection errors, 408/429/5xx (default 2)",
     )
+    group.add_argument(
+        "--allow-private-redirects",
+        action="store_true",
+        help="let redirects, links and sitemaps lead to more private addresses than the start"
+        " URLs' (public < private < loopback; an intranet crawl); link-local addresses"
+        " (169.254.0.0/16: the cloud metadata service) stay refused",
+    )
     limits = crawl.add_argument_group("limits")
     limits.add_argument(
         "--max-bytes",
@@ -329,6 +336,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
             requests=requests,
             extract=extract_from_args(args),
             render=render_from_args(args),
+            allow_private_redirects=args.allow_private_redirects,
         )
     except SitecrawlError as exc:
         raise UsageError(str(exc)) from None
