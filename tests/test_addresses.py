@@ -210,3 +210,11 @@ def test_cli_refuses_the_metadata_address_even_with_allow_private_redirects(
         assert "not connected to 169.254.169.254: a link-local address" in err
         (record,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
         assert record["error_kind"] == "blocked_address"
+
+
+def test_the_workers_of_a_redis_crawl_take_allow_private_redirects_from_it() -> None:
+    from sitecrawl._cli._redis import config_from_dict, config_to_dict
+
+    for allow in (False, True):
+        config = CrawlConfig(base_url="http://intranet.test/", allow_private_redirects=allow)
+        assert config_from_dict(config_to_dict(config)).allow_private_redirects is allow

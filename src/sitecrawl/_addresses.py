@@ -78,7 +78,9 @@ class AddressGuard:
     def unsettled(self, host: str, addresses: Sequence[str]) -> list[str]:
         """The start hosts to resolve (and :meth:`settle`) before :meth:`admit` may refuse
         ``addresses`` for the class rule; empty when nothing would be refused for it."""
-        if not self._unresolved or host in self._unresolved or self._allow_private:
+        if not self._unresolved or self._allow_private or host in self._unresolved:
+            return []
+        if host in self._exempt:
             return []
         if all(self._passes(address) or self._kind(address) == LINK_LOCAL for address in addresses):
             return []

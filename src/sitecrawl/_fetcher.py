@@ -275,7 +275,7 @@ class Fetcher:
             allow_private=config.allow_private_redirects,
             exempt=[URL(proxy).raw_host or "" for proxy in proxies if proxy],
         )
-        self._literals: set[str] = set()  # address literals the guard admitted
+        self._hosts: set[str] = set()  # names, and the address literals the guard admitted
         self._resolver: GuardedResolver | None = None
         self.session: aiohttp.ClientSession | None = None
 
@@ -335,10 +335,11 @@ class Fetcher:
             # would otherwise re-quote it (``?x=%2F`` becomes ``?x=/``, another URL).
             target = URL(url, encoded=True)
             host = target.raw_host
-            if host is not None and host not in self._literals and is_address(host):
-                assert self._resolver is not None
-                await self._resolver.admit_literal(host)
-                self._literals.add(host)  # a refusal is decided again: starts may resolve
+            if host is not None and host not in self._hosts:
+                if is_address(host):  # the resolver never sees an address literal
+                    assert self._resolver is not None
+                    await self._resolver.admit_literal(host)
+                self._hosts.add(host)  # a refusal is decided again: starts may resolve
             extra = self._headers if self._headers and self._trusted(url) else None
             if extra_headers:
                 extra = {**(extra or {}), **extra_headers}
