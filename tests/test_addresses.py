@@ -191,11 +191,14 @@ async def test_a_start_url_redirecting_to_the_metadata_address_is_not_followed(
     assert start["final_url"] == METADATA
     # robots.txt's redirect there went nowhere: "unavailable", everything allowed.
     assert pages[server.url + "/page"]["status"] == 200
-    away = pages[server.url + "/away"]
-    assert away["error_kind"] == "blocked_address"
+    # The scope stayed the server's: a page's redirect there leaves it.
+    assert pages[server.url + "/away"]["error_kind"] == "redirect_out_of_scope"
     assert not any(url.startswith("http://169.254.") for url in pages if url != METADATA)
     assert all(page["status"] is None for url, page in pages.items() if "169.254" in url)
     assert server.traffic.paths.count("/robots.txt") == 1
+    # Where it was refused is no new scope (whose robots.txt and sitemaps would be read).
+    assert "169.254" not in crawler.stats.scope
+    assert not any("169.254" in note for note in crawler.stats.notes)
 
 
 def test_cli_refuses_the_metadata_address_even_with_allow_private_redirects(
