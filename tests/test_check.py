@@ -97,7 +97,7 @@ def test_external_checks_each_url_once_head_then_get_politely_with_retries(
         for line, refs in found.items()
         if not line.split("  ")[0].split()[-1].startswith(s + "/")
     }
-    refused = f"BROKEN {ext.refused}/x  connection failed: Connect call failed"
+    refused = f"BROKEN {ext.refused}/x  connection refused (127.0.0.1:"
     assert {line.split("  ")[0] for line in external} == {
         f"BROKEN {ext.broken}/gone",
         f"BROKEN {ext.broken}/error",

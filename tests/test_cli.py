@@ -106,7 +106,7 @@ def test_unreachable_base_url_is_fatal_without_traceback(
 ) -> None:
     assert main(["crawl", f"http://127.0.0.1:{unused_tcp_port}/"]) == 1
     err = capsys.readouterr().err
-    assert "could not crawl" in err and "connection failed" in err
+    assert "could not crawl" in err and "connection refused" in err
     assert "Traceback" not in err
 
 

@@ -223,7 +223,7 @@ async def test_unreachable_base_url_is_a_record(unused_tcp_port: int) -> None:
     (page,) = page_data.values()
     assert page["status"] is None
     # robots.txt could not be fetched either: per RFC 9309 the page is then not requested
-    assert "connection failed" in str(page["error"])
+    assert "connection refused" in str(page["error"])
 
 
 async def test_get_html_rejects_non_html(serve: ServeFn) -> None:

@@ -31,6 +31,7 @@ def test_every_kind_is_stable_unique_and_documented() -> None:
         "timeout",
         "connect",
         "dns",
+        "blocked_address",
         "too_many_redirects",
         "redirect_loop",
         "redirect_out_of_scope",

@@ -177,7 +177,7 @@ def test_main_py_exits_1_when_the_start_page_fails(tmp_path: Path) -> None:
     )
     assert result.returncode == 1, result.stderr
     assert result.stderr.startswith("error: could not crawl http://127.0.0.1:")
-    assert "connection failed" in result.stderr
+    assert "connection refused" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -279,7 +279,7 @@ def test_a_failed_start_page_exits_1_with_redis_too(
     url = shared_server().url
     dead = f"http://127.0.0.1:{unused_tcp_port}/"
     for base, crawl_id, error in [
-        (dead, "dead-start", "connection failed"),
+        (dead, "dead-start", "connection refused"),
         (site.url + "/nope", "missing-start", "HTTP 404"),
     ]:
         capsys.readouterr()

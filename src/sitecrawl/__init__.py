@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._config import Timeouts as Timeouts
     from ._course import crawl_site_async as crawl_site_async
     from ._crawler import AsyncCrawler as AsyncCrawler
+    from ._exceptions import BlockedAddress as BlockedAddress
     from ._exceptions import BlockedByRobots as BlockedByRobots
     from ._exceptions import BodyTooLarge as BodyTooLarge
     from ._exceptions import ConfigError as ConfigError
@@ -64,6 +65,7 @@ _LAZY = {
         "._crawler": ("AsyncCrawler",),
         ".control._rules": ("Rules",),
         "._exceptions": (
+            "BlockedAddress",
             "BlockedByRobots",
             "BodyTooLarge",
             "ConfigError",

@@ -550,6 +550,20 @@ class CrawlConfig:
     )
     #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
     render: Render = field(default_factory=Render, metadata=section("rendering (JavaScript)"))
+    #: Let redirects, links, sitemaps and robots.txt lead to addresses of a more private class
+    #: than the start URLs' (public < private < loopback: an intranet crawl). Link-local
+    #: addresses (169.254.0.0/16, the cloud metadata service; fe80::/10) stay refused.
+    allow_private_redirects: bool = setting(
+        False,
+        flag(
+            "--allow-private-redirects",
+            kind="true",
+            help="let redirects, links and sitemaps lead to more private addresses than the"
+            " start URLs' (public < private < loopback; an intranet crawl); link-local addresses"
+            " (169.254.0.0/16: the cloud metadata service) stay refused",
+        ),
+        group="politeness",
+    )
 
     def __post_init__(self) -> None:
         if self.processes < 1:

@@ -25,7 +25,7 @@ import aiohttp
 
 from ._config import CrawlConfig, Requests
 from ._course import CourseAPI, config_from_keywords
-from ._exceptions import BlockedByRobots, ConfigError, FetchError
+from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError, FetchError
 from ._fetcher import FollowPolicy, RedirectTrail
 from ._json import dumps
 from ._log import logger
@@ -342,7 +342,12 @@ class AsyncCrawler(CourseAPI):
             previous = await self.frontier.previous_page(request.key)
         page, links = await self._job.run(request, previous)
         page.in_sitemap = request.key in self._sitemap_keys
-        if request.depth == 0 and page.redirects and page.final_url:
+        if (
+            request.depth == 0
+            and page.redirects
+            and page.final_url
+            and page.error_kind != BlockedAddress.kind  # refused there: no new scope
+        ):
             await self._start_redirected(request.url, page.final_url)
         if links:
             batch = self._to_queue(links, request)

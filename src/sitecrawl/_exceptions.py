@@ -24,6 +24,9 @@
         ├── FetchTimeout           timeout                connect or total timeout
         ├── ConnectError           connect                refused or reset connection, TLS failure
         │   └── DNSError           dns                    the host name does not resolve
+        ├── BlockedAddress         blocked_address        not connected: the host's address is
+        │                                                 link-local, or of a more private class
+        │                                                 than the start URLs'; carries ``address=``
         ├── TooManyRedirects       too_many_redirects     more hops than ``Limits.max_redirects``
         │   └── RedirectLoop       redirect_loop          a redirect back to a URL of its chain
         ├── RedirectOutOfScope     redirect_out_of_scope  a redirect leaves the crawl's scope (or
@@ -43,7 +46,7 @@ message. :data:`ERROR_KINDS` maps every kind to its class. Every exception keeps
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Self
 
 
 class SitecrawlError(Exception):
@@ -90,11 +93,21 @@ class FetchError(SitecrawlError):
 
     #: The failure's stable name, recorded as a page's ``error_kind`` (see the tree above).
     kind: ClassVar[str] = "fetch"
+    #: True when no connection to the host was made at all, so that every URL of its origin
+    #: would fail alike (:class:`ConnectError` when so, :class:`BlockedAddress`).
+    unreached: bool = False
 
     def __init__(self, message: str, *, url: str, status: int | None = None) -> None:
         super().__init__(message)
         self.url = url
         self.status = status
+
+    def for_url(self, url: str) -> Self:
+        """The same failure, said of ``url`` (a host's failure, for another URL of the host)."""
+        clone = type(self).__new__(type(self), *self.args)
+        clone.__dict__.update(self.__dict__)
+        clone.url = url
+        return clone
 
 
 class HTTPStatusError(FetchError):
@@ -123,11 +136,35 @@ class FetchTimeout(FetchError):
 
 
 class ConnectError(FetchError):
+    """``unreached``: no connection to the host could be made at all (the name did not
+    resolve, the connection was refused, the TLS handshake failed); False when a connection
+    was made and then lost."""
+
     kind = "connect"
+
+    def __init__(
+        self, message: str, *, url: str, status: int | None = None, unreached: bool = False
+    ) -> None:
+        super().__init__(message, url=url, status=status)
+        self.unreached = unreached
 
 
 class DNSError(ConnectError):
     kind = "dns"
+
+
+class BlockedAddress(FetchError):
+    """Not connected: ``address`` (what the host resolved to) is link-local (the cloud metadata
+    address 169.254.169.254, fe80::/10) or of a more private class than the start URLs'
+    (public < private < loopback), and only the start URLs given may go there (or, for the
+    class rule, ``CrawlConfig.allow_private_redirects``)."""
+
+    kind = "blocked_address"
+    unreached = True
+
+    def __init__(self, message: str, *, url: str, address: str) -> None:
+        super().__init__(message, url=url)
+        self.address = address
 
 
 class TooManyRedirects(FetchError):

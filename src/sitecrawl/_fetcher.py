@@ -15,11 +15,18 @@ hosts set) are decided here, per request, by the target URL's host: they go with
 only when ``trusted(url)`` (the crawl's scope: :meth:`CrawlScope.holds_host`) says its host
 is one of the crawl's, so no caller can leak them to an external link, another host's
 robots.txt or across a redirect off the site.
+
+Where a request may connect is the :class:`~._addresses.AddressGuard`'s decision, made on the
+addresses a host resolves to (:class:`GuardedResolver`, once per DNS lookup) or on an address
+literal (once per address): never into link-local addresses (the cloud metadata service), nor
+into a more private class of address than the start URLs', unless allowed. Behind a proxy, the
+proxy resolves the names: only address literals are checked then.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,12 +35,15 @@ from http.cookies import BaseCookie, SimpleCookie
 from types import TracebackType
 
 import aiohttp
-from aiohttp.abc import AbstractCookieJar
+from aiohttp.abc import AbstractCookieJar, AbstractResolver, ResolveResult
+from aiohttp.resolver import DefaultResolver
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
+from ._addresses import AddressGuard, is_address
 from ._config import CrawlConfig, Requests
 from ._exceptions import (
+    BlockedAddress,
     ConnectError,
     DNSError,
     FetchError,
@@ -54,6 +64,10 @@ _CHUNK = 1 << 16
 # aiohttp >= 3.10 says when a name did not resolve; before, its os_error is a gaierror.
 _DNS_ERRORS: tuple[type[Exception], ...] = tuple(
     filter(None, [getattr(aiohttp, "ClientConnectorDNSError", None)])
+)
+#: OpenSSL's words for a TLS handshake answered in plain HTTP (by version: 1.1 and 3.0, 3.2+).
+_NOT_TLS = frozenset(
+    {"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG", "UNKNOWN_PROTOCOL"}
 )
 
 
@@ -100,14 +114,17 @@ def _map_errors(url: str) -> Iterator[None]:
     """Translate aiohttp and asyncio failures into sitecrawl's errors, once, here."""
     try:
         yield
+    except BlockedAddress as exc:  # raised by the resolver, which knows the host, not the URL
+        raise exc.for_url(url) from None
     except FetchError:
         raise
     except TimeoutError as exc:
         raise FetchTimeout("timeout", url=url) from exc
+    except aiohttp.ClientConnectorCertificateError as exc:
+        why = f"TLS certificate of {exc.host} not accepted: {exc.certificate_error}"
+        raise ConnectError(why, url=url, unreached=True) from exc
     except aiohttp.ClientConnectorError as exc:
-        reason = (exc.os_error.strerror or str(exc.os_error)) if exc.os_error else str(exc)
-        dns = isinstance(exc, _DNS_ERRORS) or isinstance(exc.os_error, socket.gaierror)
-        raise (DNSError if dns else ConnectError)(f"connection failed: {reason}", url=url) from exc
+        raise _unreached(exc, url) from exc
     except aiohttp.ServerDisconnectedError as exc:
         raise ConnectError("server disconnected", url=url) from exc
     except aiohttp.ClientOSError as exc:
@@ -118,6 +135,24 @@ def _map_errors(url: str) -> Iterator[None]:
         raise ConnectError(f"request failed: {exc}", url=url) from exc
     except (UnicodeError, ValueError) as exc:
         raise ProtocolError(f"bad response: {exc}", url=url) from exc
+
+
+def _unreached(exc: aiohttp.ClientConnectorError, url: str) -> ConnectError:
+    """No connection to the host was made: why, in the words a person would use."""
+    error = exc.os_error
+    where = f"{exc.host}:{exc.port}"
+    if isinstance(exc, _DNS_ERRORS) or isinstance(error, socket.gaierror):
+        why = f" ({error.strerror})" if error is not None and error.strerror else ""
+        return DNSError(f"could not resolve host {exc.host}{why}", url=url, unreached=True)
+    if isinstance(error, ssl.SSLError) and error.reason in _NOT_TLS and url.startswith("https:"):
+        port = "" if exc.port == 443 else f":{exc.port}"
+        plain = f"http://{URL(url, encoded=True).host_subcomponent}{port}/"
+        message = f"the server does not speak TLS; did you mean {plain}?"
+    elif isinstance(error, ConnectionRefusedError):
+        message = f"connection refused ({where})"
+    else:
+        message = f"connection failed ({where}): {error.strerror or error}" if error else str(exc)
+    return ConnectError(message, url=url, unreached=True)
 
 
 #: ``url -> bool``: may the crawl's credentials go to ``url``'s host?
@@ -157,6 +192,46 @@ class ScopedCookieJar(aiohttp.CookieJar):
         return cookies
 
 
+class GuardedResolver(AbstractResolver):
+    """The system's resolver, whose answers pass the crawl's :class:`AddressGuard` first: a
+    host resolves only to the addresses it may be connected to, or raises
+    :class:`BlockedAddress`. Called once per DNS lookup (the connector caches the answers)."""
+
+    def __init__(self, guard: AddressGuard) -> None:
+        self.guard = guard
+        self._resolver = DefaultResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        found = await self._resolver.resolve(host, port, family)
+        addresses = [result["host"] for result in found]
+        await self.settle(self.guard.unsettled(host, addresses))
+        allowed = set(self.guard.admit(host, addresses))
+        return [result for result in found if result["host"] in allowed]
+
+    async def settle(self, hosts: Sequence[str]) -> None:
+        """Resolve the start ``hosts`` not resolved yet and tell the guard (a host that does
+        not resolve counts as resolved to nothing)."""
+        for host in hosts:
+            addresses = [host]
+            if not is_address(host):
+                try:
+                    found = await self._resolver.resolve(host, 0, socket.AF_UNSPEC)
+                except OSError:
+                    found = []
+                addresses = [result["host"] for result in found]
+            self.guard.settle(host, addresses)
+
+    async def admit_literal(self, host: str) -> None:
+        """Check an address literal, which the connector never resolves."""
+        await self.settle(self.guard.unsettled(host, [host]))
+        self.guard.admit(host, [host])
+
+    async def close(self) -> None:
+        await self._resolver.close()
+
+
 def _cookie_jar(requests: Requests, trusted: TrustCheck) -> AbstractCookieJar:
     if not (requests.keep_cookies or requests.cookies or requests.cookie_file):
         return aiohttp.DummyCookieJar()
@@ -194,13 +269,25 @@ class Fetcher:
         self._headers = headers or None
         self._keep_cookies = requests.keep_cookies
         self._proxies = Proxies(requests)
+        proxies = (requests.proxy, requests.http_proxy, requests.https_proxy)
+        self._guard = AddressGuard(
+            [URL(url, encoded=True).raw_host or "" for url in config.starts],
+            allow_private=config.allow_private_redirects,
+            exempt=[URL(proxy).raw_host or "" for proxy in proxies if proxy],
+        )
+        self._hosts: set[str] = set()  # names, and the address literals the guard admitted
+        self._resolver: GuardedResolver | None = None
         self.session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
         limits, timeouts = self._config.limits, self._config.timeouts
         jar = _cookie_jar(self._config.requests, self._trusted)
+        self._resolver = GuardedResolver(self._guard)
         connector = aiohttp.TCPConnector(
-            limit=limits.max_concurrency, limit_per_host=0, ttl_dns_cache=300
+            limit=limits.max_concurrency,
+            limit_per_host=0,
+            ttl_dns_cache=300,
+            resolver=self._resolver,
         )
         self.session = aiohttp.ClientSession(
             connector=connector,
@@ -220,6 +307,9 @@ class Fetcher:
         if self.session is not None:
             await self.session.close()
             self.session = None
+        if self._resolver is not None:
+            await self._resolver.close()
+            self._resolver = None
 
     async def get(
         self,
@@ -244,6 +334,12 @@ class Fetcher:
             # encoded=True: the URL is a WHATWG href, escaped as the page wrote it; aiohttp
             # would otherwise re-quote it (``?x=%2F`` becomes ``?x=/``, another URL).
             target = URL(url, encoded=True)
+            host = target.raw_host
+            if host is not None and host not in self._hosts:
+                if is_address(host):  # the resolver never sees an address literal
+                    assert self._resolver is not None
+                    await self._resolver.admit_literal(host)
+                self._hosts.add(host)  # a refusal is decided again: starts may resolve
             extra = self._headers if self._headers and self._trusted(url) else None
             if extra_headers:
                 extra = {**(extra or {}), **extra_headers}

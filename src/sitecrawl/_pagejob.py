@@ -30,7 +30,6 @@ from ._exceptions import (
     ParseError,
     ProtocolError,
     RedirectOutOfScope,
-    RobotsUnreachable,
 )
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
 from ._log import logger
@@ -230,13 +229,14 @@ class PageJob:
 
     async def allowed(self, url: str) -> bool:
         """True when robots.txt lets us fetch ``url``; raises :class:`RobotsUnreachable` when
-        the host's robots.txt is unreachable (disallow for now)."""
+        the host's robots.txt is unreachable (disallow for now), or the host's own failure
+        when the host could not be reached at all (:meth:`RobotsRules.refusal`)."""
         robots = self._robots
         if robots is None:
             return True
         rules = robots.cached(url) or await robots.rules(url)
         if rules.reason is not None:
-            raise RobotsUnreachable(rules.reason, url=url)
+            raise rules.refusal(url)
         return rules.allowed(url)
 
     async def check(self, url: str) -> None:

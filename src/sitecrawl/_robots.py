@@ -26,6 +26,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from ._exceptions import FetchError, RobotsUnreachable
 from ._log import logger
 
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
@@ -193,6 +194,7 @@ class RobotsRules:
         "_wild",
         "crawl_delay",
         "expires",
+        "failure",
         "reason",
         "sitemaps",
         "token",
@@ -207,6 +209,7 @@ class RobotsRules:
         allow: bool = True,
         reason: str | None = None,
         expires: float | None = None,
+        failure: FetchError | None = None,
     ) -> None:
         self.token = token
         self._allow = allow
@@ -218,6 +221,9 @@ class RobotsRules:
         self._wild = [(allow, match) for _, allow, _, match in self._rules if match is not None]
         #: Why everything is disallowed for now (5xx, unreachable); None otherwise.
         self.reason = reason
+        #: The host's own failure, when robots.txt was not reached because the host was not
+        #: (its name did not resolve, it refused the connection: ``FetchError.unreached``).
+        self.failure = failure
         #: ``time.monotonic()`` after which the file should be fetched again; None: never.
         self.expires = expires
         self.crawl_delay: float | None = group.delay if group else None
@@ -234,8 +240,11 @@ class RobotsRules:
         return cls(token)
 
     @classmethod
-    def disallow_all(cls, token: str, reason: str, *, retry_after: float) -> RobotsRules:
-        return cls(token, allow=False, reason=reason, expires=time.monotonic() + retry_after)
+    def disallow_all(
+        cls, token: str, reason: str, *, retry_after: float, failure: FetchError | None = None
+    ) -> RobotsRules:
+        expires = time.monotonic() + retry_after
+        return cls(token, allow=False, reason=reason, expires=expires, failure=failure)
 
     @classmethod
     def from_fetch(
@@ -244,7 +253,7 @@ class RobotsRules:
         status: int | None,
         body: bytes | None,
         *,
-        error: str | None = None,
+        error: FetchError | str | None = None,
         retry_after: float = UNAVAILABLE_RETRY_AFTER,
     ) -> RobotsRules:
         """RFC 9309 section 2.3.1: the rules implied by fetching robots.txt.
@@ -253,15 +262,26 @@ class RobotsRules:
         "unavailable", allow everything (429 excepted: it means "come back later", so it is
         treated like 5xx). 3xx left over (more than five redirects): unavailable, allow. 5xx
         or no response: "unreachable", disallow everything until ``retry_after`` seconds
-        have passed.
+        have passed; when the host itself was not reached, its URLs fail as it did
+        (:meth:`refusal`).
         """
         if status is not None and 200 <= status < 300:
             text = (body or b"")[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace")
             return cls.parse(text, token)
         if status is not None and status < 500 and status != 429:
             return cls.allow_all(token)
-        why = f"HTTP {status}" if status is not None else (error or "no response")
-        return cls.disallow_all(token, f"robots.txt unreachable ({why})", retry_after=retry_after)
+        why = f"HTTP {status}" if status is not None else (str(error or "") or "no response")
+        failure = error if isinstance(error, FetchError) and error.unreached else None
+        reason = f"robots.txt unreachable ({why})"
+        return cls.disallow_all(token, reason, retry_after=retry_after, failure=failure)
+
+    def refusal(self, url: str) -> FetchError:
+        """What keeps ``url`` from being fetched while the rules are "unreachable": the host's
+        own failure (a name that does not resolve is ``dns``, not a robots.txt matter), else
+        :class:`RobotsUnreachable`."""
+        if self.failure is not None:
+            return self.failure.for_url(url)
+        return RobotsUnreachable(self.reason or "robots.txt unreachable", url=url)
 
     def allowed(self, url: str) -> bool:
         """Whether ``url`` (percent-encoded, as a canonical href is) may be fetched."""
@@ -288,15 +308,15 @@ def origin(href: str) -> str:
     return href if end < 0 else href[:end]
 
 
-RobotsFetch = Callable[[str], Awaitable["tuple[int | None, bytes | None, str | None]"]]
+RobotsFetch = Callable[[str], Awaitable["tuple[int | None, bytes | None, FetchError | None]"]]
 
 
 class RobotsCache:
     """One :class:`RobotsRules` per origin, fetched once (concurrent askers share the fetch)
     and fetched again when an "unreachable" entry expires.
 
-    ``fetch(url)`` returns ``(status, body, error)`` after following redirects; it is the
-    thin I/O shell supplied by the crawler.
+    ``fetch(url)`` returns ``(status, body, error)`` after following redirects (``error``:
+    why no response came); it is the thin I/O shell supplied by the crawler.
     """
 
     def __init__(
@@ -343,9 +363,8 @@ class RobotsCache:
             del self._pending[key]
         self._rules[key] = rules
         if rules.reason is not None:
-            logger.warning(
-                "%s: %s: nothing there is fetched for %g s", key, rules.reason, self._retry_after
-            )
+            why = rules.reason if rules.failure is None else str(rules.failure)
+            logger.warning("%s: %s: nothing there is fetched for %g s", key, why, self._retry_after)
         if self._on_rules is not None:
             self._on_rules(key, rules)
         future.set_result(rules)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from types import TracebackType
 
 from ._config import CrawlConfig
-from ._exceptions import FetchError, RedirectOutOfScope, TooManyRedirects
+from ._exceptions import BlockedAddress, FetchError, RedirectOutOfScope, TooManyRedirects
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
 from ._pagejob import PoliteClient
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
@@ -77,14 +77,18 @@ class FetchStack:
     ) -> None:
         await self.fetcher.__aexit__(exc_type, exc, tb)
 
-    async def _fetch_robots(self, url: str) -> tuple[int | None, bytes | None, str | None]:
+    async def _fetch_robots(self, url: str) -> tuple[int | None, bytes | None, FetchError | None]:
         """``(status, body, error)`` of a robots.txt, as :meth:`RobotsRules.from_fetch` wants
-        them; a redirect chain that goes nowhere is its last status without a body."""
-        result = await self.client.follow(RedirectTrail(url, ROBOTS_POLICY))
+        them; a redirect chain that goes nowhere (too long, out of http(s), or to an address
+        not connected to) is its last status without a body."""
+        trail = RedirectTrail(url, ROBOTS_POLICY)
+        result = await self.client.follow(trail)
         if isinstance(result, TooManyRedirects | RedirectOutOfScope):
             return result.status, None, None
+        if isinstance(result, BlockedAddress) and trail.hops:
+            return trail.hops[-1][1], None, None
         if isinstance(result, FetchError):
-            return None, None, str(result)
+            return None, None, result
         return result.status, result.body, None
 
     def _rules_read(self, origin: str, rules: RobotsRules) -> None:

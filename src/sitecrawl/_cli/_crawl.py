@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import shlex
 import sys
 import time
@@ -54,7 +56,8 @@ def add_command(commands: Any) -> None:
     crawl.add_argument(
         "--state",
         metavar="PATH",
-        help="keep the crawl's state in PATH (default ./<host>.sitecrawl.db; for --list,"
+        help="keep the crawl's state in PATH (default ./<host>.sitecrawl.db from a site's root,"
+        " else ./<host>-<path>-<digest>.sitecrawl.db named by the scope; for --list,"
         " ./<host>-list-<digest>.sitecrawl.db); rerun to resume",
     )
     crawl.add_argument(
@@ -114,11 +117,13 @@ def _execute(args: argparse.Namespace) -> int:
         raise UsageError("--crawl-id names a crawl in Redis: add --redis URL")
     with _signals.deferred():  # set-up and putting outputs in place: not stopped half-way
         state = None
+        created = False  # this run made the state file
         if not args.no_state:
             from ..control._stored import stored_options
             from ..frontier import SqliteFrontier
 
-            path = args.state or default_state_path(base_url)
+            path = args.state or default_state_path(config)
+            created = not os.path.exists(path)
             state = SqliteFrontier(
                 path,
                 base_url=base_url,
@@ -132,6 +137,9 @@ def _execute(args: argparse.Namespace) -> int:
         records = CrawlRecords(config.base_url) if args.report and state is None else None
         finished: list[CrawlStats] = []
         code = run_async(_crawl_to_outputs(config, state, args, records, finished))
+        if state is not None and created and code != EXIT_INTERRUPTED and _nothing(finished):
+            _remove_state(state.path)  # a crawl that reached nothing: nothing to resume
+            return code
     if args.report:
         if records is None:
             assert state is not None
@@ -180,11 +188,42 @@ async def _crawl_to_outputs(
             await state.close()
 
 
-def default_state_path(base_url: str) -> str:
-    """``<host>.sitecrawl.db`` in the current directory (``:`` of a port becomes ``_``)."""
-    from .._urls import split_host
+def _nothing(finished: list[CrawlStats]) -> bool:
+    """Whether the crawl ran and no page of it got a response (no host answered)."""
+    return bool(finished) and all(status is None for status in finished[0].statuses)
 
-    return split_host(base_url).replace(":", "_") + ".sitecrawl.db"
+
+def _remove_state(path: str) -> None:
+    for suffix in ("-wal", "-shm", ""):  # the WAL first: never a WAL without its file
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path + suffix)
+
+
+def default_state_path(config: CrawlConfig) -> str:
+    """``<host>.sitecrawl.db`` in the current directory for a crawl of a site from its root
+    in the default scope (``:`` of a port becomes ``_``); any other crawl is named by its
+    scope too: ``<host>-<path>[-<scope>]-<digest>.sitecrawl.db``, with 8 hex digits of the
+    SHA-256 of its scope and start URLs, so that crawling ``/library/`` after ``/`` gets a
+    file of its own, and the same command resumes the same file."""
+    import hashlib
+    import re
+
+    from .._urls import split_host
+    from ..control._scope import default_scope, url_path
+
+    starts = config.starts
+    host = split_host(starts[0]).replace(":", "_")
+    first, kind = starts[0], config.scope_kind
+    root = len(starts) == 1 and first.endswith("/") and url_path(first) == "/"
+    if root and kind == default_scope(first):
+        return f"{host}.sitecrawl.db"
+    parts = [host]
+    if path := re.sub(r"[^A-Za-z0-9._]+", "-", url_path(first)).strip("-.")[:40].strip("-."):
+        parts.append(path)
+    if kind != default_scope(first):
+        parts.append(kind)
+    digest = hashlib.sha256("\n".join([kind, *starts]).encode()).hexdigest()[:8]
+    return "-".join([*parts, digest]) + ".sitecrawl.db"
 
 
 async def _crawl(

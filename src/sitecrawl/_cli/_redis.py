@@ -126,6 +126,7 @@ def config_from_dict(
         processes=local.get("processes") or 1,
         extract=tuple(Rule(**rule) for rule in stored.get("extract") or ()),
         render=_render_here(stored.get("render")),
+        allow_private_redirects=stored.get("allow_private_redirects", False),
     )
 
 

@@ -39,7 +39,6 @@ from .._exceptions import (
     FetchTimeout,
     HTTPStatusError,
     RedirectOutOfScope,
-    RobotsUnreachable,
     TooManyRedirects,
 )
 from .._fetcher import FollowPolicy, RedirectTrail, Response
@@ -174,7 +173,7 @@ class LinkChecker:
             return
         rules = self._robots.cached(url) or await self._robots.rules(url)
         if rules.reason is not None:
-            raise RobotsUnreachable(rules.reason, url=url)
+            raise rules.refusal(url)
         if not rules.allowed(url):
             raise BlockedByRobots(BLOCKED, url=url)
 

@@ -1,0 +1,126 @@
+"""A crawl's start (issue 30, items 6 and 8): a start that cannot be reached says what happened
+(not "robots.txt unreachable") with its own kind and leaves no state file; the default state
+file is named by host and scope, so crawling a folder after the root gets a file of its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from servers import ServerThread
+from sitecrawl import ConnectError, DNSError, FetchTimeout, RobotsUnreachable
+from sitecrawl._cli import main
+from sitecrawl._fetcher import _map_errors
+from sitecrawl._robots import RobotsRules
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def records(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_https_to_a_plain_http_server_says_so_and_leaves_no_state(
+    site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``crawl 127.0.0.1:PORT`` is taken as https; the server speaks plain HTTP."""
+    bare = f"127.0.0.1:{site.port}"
+    assert main(["crawl", bare, "--retries", "0", "-o", "out.jsonl"]) == 1
+    err = capsys.readouterr().err
+    hint = f"the server does not speak TLS; did you mean http://127.0.0.1:{site.port}/?"
+    assert err.splitlines()[-1] == f"sitecrawl: error: could not crawl https://{bare}/: {hint}"
+    assert "robots.txt" not in err
+    (record,) = records(tmp_path / "out.jsonl")
+    assert (record["error_kind"], record["error"]) == ("connect", hint)
+    assert not list(tmp_path.glob("*.sitecrawl.db*"))
+
+
+def test_a_dead_port_says_connection_refused_and_leaves_no_state(
+    unused_tcp_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{unused_tcp_port}/"
+    assert main(["crawl", url, "--retries", "0", "-o", "out.jsonl"]) == 1
+    err = capsys.readouterr().err
+    refused = f"connection refused (127.0.0.1:{unused_tcp_port})"
+    assert err.splitlines()[-1] == f"sitecrawl: error: could not crawl {url}: {refused}"
+    (record,) = records(tmp_path / "out.jsonl")
+    assert (record["error_kind"], record["error"]) == ("connect", refused)
+    assert not list(tmp_path.glob("*.sitecrawl.db*"))
+    # An existing state file (a crawl of the site that once answered) is kept.
+    state = tmp_path / "kept.sitecrawl.db"
+    assert main(["crawl", url, "--retries", "0", "--state", str(state), "-q"]) == 1
+    assert main(["crawl", url, "--retries", "0", "--state", str(state), "-q"]) == 1
+    assert not state.exists()  # made by the failed run: removed, both times
+    assert main(["crawl", url, "--ignore-robots", "--retries", "0", "-q"]) == 1
+    assert not list(tmp_path.glob("*.sitecrawl.db*"))
+
+
+def test_a_crawl_that_got_an_answer_keeps_its_state(
+    site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["crawl", site.url + "/nope", "-q"]) == 1  # a 404: the site answered
+    assert len(list(tmp_path.glob("*.sitecrawl.db"))) == 1
+
+
+class _Key:
+    host, port, ssl = "nowhere.test", 80, False
+
+
+def test_a_name_that_does_not_resolve_is_dns_in_plain_words() -> None:
+    url = "http://nowhere.test/robots.txt"
+    raised = aiohttp.ClientConnectorDNSError(_Key(), OSError(-2, "Name or service not known"))
+    with pytest.raises(DNSError) as caught, _map_errors(url):
+        raise raised
+    assert str(caught.value) == "could not resolve host nowhere.test (Name or service not known)"
+    assert caught.value.unreached
+
+
+def test_robots_txt_of_a_host_not_reached_fails_its_pages_as_the_host_did() -> None:
+    """robots.txt could not be fetched because the host could not be reached at all: its
+    pages fail as it did (``dns``, ``connect``), not as ``robots_unreachable``; robots.txt
+    that timed out or answered 5xx still keeps them out as ``robots_unreachable``."""
+    page = "http://nowhere.test/docs/"
+    for failure in (
+        DNSError("could not resolve host nowhere.test", url="x", unreached=True),
+        ConnectError("connection refused (nowhere.test:80)", url="x", unreached=True),
+    ):
+        rules = RobotsRules.from_fetch("sitecrawl", None, None, error=failure)
+        assert not rules.allowed(page)
+        refusal = rules.refusal(page)
+        assert (type(refusal), str(refusal), refusal.url) == (type(failure), str(failure), page)
+    for error in (
+        FetchTimeout("timeout", url="x"),
+        ConnectError("server disconnected", url="x"),  # it was reached, then lost
+    ):
+        rules = RobotsRules.from_fetch("sitecrawl", None, None, error=error)
+        refusal = rules.refusal(page)
+        assert type(refusal) is RobotsUnreachable and refusal.url == page
+        assert str(refusal) == f"robots.txt unreachable ({error})"
+    refusal = RobotsRules.from_fetch("sitecrawl", 503, None).refusal(page)
+    assert type(refusal) is RobotsUnreachable
+
+
+def test_the_default_state_is_named_by_host_and_scope(
+    site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Crawling a folder after the root (in the same folder) used to exit 2: the one file
+    per host held another start URL."""
+    root = f"127.0.0.1_{site.port}.sitecrawl.db"
+    assert main(["crawl", site.url, "-n", "3", "-q"]) == 0
+    assert main(["crawl", site.url + "/p/", "-n", "2"]) == 1  # /p/ itself is a 404
+    err = capsys.readouterr().err
+    (folder,) = [p.name for p in tmp_path.glob("*.sitecrawl.db") if p.name != root]
+    assert folder.startswith(f"127.0.0.1_{site.port}-p-") and f"state: {folder}\n" in err
+    assert main(["crawl", site.url + "/p/1", "-n", "2", "--scope", "site", "-q"]) == 0
+    assert main(["crawl", site.url + "/p/1", "-n", "3", "--scope", "site"]) == 0
+    err = capsys.readouterr().err
+    assert "resuming crawl 1: 2 pages done" in err  # the same command: the same file
+    names = sorted(p.name for p in tmp_path.glob("*.sitecrawl.db"))
+    assert len(names) == 3 and root in names
+    assert [n for n in names if "-p-1-" in n and "-site-" not in n]  # site: its default scope
