@@ -229,3 +229,55 @@ def test_page_directives(
 ) -> None:
     directives = page_directives(meta, header, "sitecrawl")
     assert (directives.noindex, directives.nofollow) == (noindex, nofollow)
+
+
+def _regex_matcher(body: str, anchored: bool) -> object:
+    """The matcher as a backtracking regex (what it was): the reference for small cases."""
+    import re
+
+    regex = ".*".join(map(re.escape, body.split("*"))) + ("\\Z" if anchored else "")
+    return re.compile(regex, re.DOTALL).match
+
+
+def test_the_wildcard_matcher_answers_as_the_regex_does() -> None:
+    """Every pattern of up to three pieces over ``a``, ``b``, ``/`` and ``*``, with and
+    without ``$``, on every path of up to five such characters."""
+    import itertools
+
+    from sitecrawl._robots import wildcard_matcher
+
+    alphabet = "ab/"
+    paths = ["".join(p) for n in range(6) for p in itertools.product(alphabet, repeat=n)]
+    bodies = {"".join(p) for n in range(1, 5) for p in itertools.product(alphabet + "*", repeat=n)}
+    for body in sorted(bodies):
+        for anchored in (False, True):
+            ours, reference = wildcard_matcher(body, anchored), _regex_matcher(body, anchored)
+            for path in paths:
+                assert ours(path) is (reference(path) is not None), (body, anchored, path)
+
+
+_HOSTILE = """
+from sitecrawl._robots import RobotsRules
+
+rules = RobotsRules.parse("User-agent: *\\nDisallow: /*a*a*a*a*a*a*a*a*b$\\n", "sitecrawl")
+print(rules.allowed("https://x.test/" + "a" * 2000), rules.allowed("https://x.test/a" + "ab" * 9))
+"""
+
+
+def test_a_hostile_wildcard_pattern_cannot_hold_the_crawler() -> None:
+    """``Disallow: /*a*a*a*a*a*a*a*a*b$`` on a long path: the regex it became backtracked
+    for hours, on the event loop (signals unanswered). In a subprocess, so that the old
+    matcher fails this test instead of hanging the test run."""
+    import subprocess
+    import sys
+
+    from servers import checkout_env
+
+    done = subprocess.run(
+        [sys.executable, "-c", _HOSTILE],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout == "True False\n", done.stderr

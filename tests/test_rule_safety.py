@@ -211,6 +211,23 @@ async def test_a_page_whose_child_is_killed_goes_to_the_next_child() -> None:
         assert parser.deadline == 0.5  # (already shorter than the stop's deadline)
 
 
+async def test_a_page_behind_many_slow_ones_is_parsed() -> None:
+    """Each slow page kills the child that holds the pages behind it: those are sent to the
+    next child as often as that happens (only a child that ends by itself counts against a
+    page)."""
+    extraction = Extraction.from_specs({"r": f"regex:{BACKTRACKING}"})
+    async with Parser(1, extraction=extraction, deadline=0.3) as parser:
+        slow = [
+            asyncio.ensure_future(parser.parse(SLOW_BODY, None, f"http://site.test/slow{i}"))
+            for i in range(4)
+        ]
+        fine = asyncio.ensure_future(parser.parse(b"<h1>ok</h1>", None, "http://site.test/"))
+        for page in slow:
+            with pytest.raises(Exception, match=r"parse took longer than 0\.3 s"):
+                await page
+        assert (await fine).h1 == "ok"
+
+
 async def test_a_stop_cuts_a_long_deadline_short() -> None:
     """A rule that would run past the 10 s deadline: after ``stop()`` the page is given up
     within about a second, and a page waiting behind it is an error at once."""

@@ -96,9 +96,13 @@ def setup_frame(link_details: bool, extraction: Extraction | None) -> bytes:
     return LENGTH.pack(len(setup)) + setup
 
 
-def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None]:
-    """The setup written by :func:`setup_frame`."""
-    (size,) = LENGTH.unpack(stdin.read(LENGTH.size))
+def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None] | None:
+    """The setup written by :func:`setup_frame`; None when the parent closed the channel
+    before (it was stopped while we started)."""
+    header = stdin.read(LENGTH.size)
+    if len(header) < LENGTH.size:
+        return None
+    (size,) = LENGTH.unpack(header)
     setup = json.loads(stdin.read(size))
     rules = [Rule(**item) for item in setup["extract"]]
     return bool(setup["link_details"]), Extraction(rules) if rules else None
@@ -112,7 +116,9 @@ def _write(stdout: BinaryIO, answer: bytes) -> None:
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     """The child's loop: read the setup, say ready, then read a frame, parse, answer; until
     the parent closes the pipe."""
-    link_details, extraction = read_setup(stdin)
+    if (setup := read_setup(stdin)) is None:
+        return
+    link_details, extraction = setup
     _write(stdout, marshal.dumps(None))
     while header := stdin.read(JOB.size):
         meta_size, body_size = JOB.unpack(header)

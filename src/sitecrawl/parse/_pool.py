@@ -51,14 +51,19 @@ from ._extraction import Extraction
 PARSE_DEADLINE = 10.0
 #: The deadline once the crawl is stopping (the pages in flight finish, but not slowly).
 STOP_DEADLINE = 1.0
-#: With extraction rules: the children a page may lose (each ended while holding it, its
-#: deadline passed on a page before it) before it is recorded with an error; and the
+#: With extraction rules: the children a page may lose (each ended while holding it, not
+#: killed for another page's deadline) before it is recorded with an error; and the
 #: children that may end before they are ready, one after the other, before pages are.
 ATTEMPTS = 3
 
 
 class _ChildGone(Exception):
-    """The parser process ended; its work goes back to the event loop."""
+    """The parser process ended; its work goes back to the event loop (or another child).
+    ``overdue``: it was killed for another page, which passed its deadline."""
+
+    def __init__(self, message: str, *, overdue: bool) -> None:
+        super().__init__(message)
+        self.overdue = overdue
 
 
 class _ParserProcess:
@@ -78,6 +83,7 @@ class _ParserProcess:
         self.pending: deque[asyncio.Future[Extracted]] = deque()
         self.urls: deque[str] = deque()  # of the pending pages, for the deadline's error
         self.gone = False
+        self.overdue = False  # killed: a page passed its deadline
         self.ready = False  # the child has imported what it needs and said so
         self.deadline = deadline
         self._timer: asyncio.TimerHandle | None = None
@@ -126,6 +132,7 @@ class _ParserProcess:
         if loop.time() < due:  # the page first now began after the timer was armed
             self._timer = loop.call_at(due, self._overdue)
             return
+        self.overdue = True
         self._ended()
         self.kill()
         head = self.pending[0]
@@ -148,7 +155,7 @@ class _ParserProcess:
         except ConnectionError as exc:  # its outcome (a deadline's error) is read below
             self._ended()
             if not future.done():
-                future.set_exception(_ChildGone(str(exc)))
+                future.set_exception(_ChildGone(str(exc), overdue=self.overdue))
         except BaseException:
             future.cancel()  # nobody will read it
             raise
@@ -180,7 +187,7 @@ class _ParserProcess:
             while self.pending:  # the child died: hand back what it still owed
                 future = self.pending.popleft()
                 if not future.done():
-                    future.set_exception(_ChildGone(str(exc)))
+                    future.set_exception(_ChildGone(str(exc), overdue=self.overdue))
             self.urls.clear()
 
     def kill(self) -> None:
@@ -403,12 +410,15 @@ class Parser:
     async def _parse_in_child(self, body: bytes, charset: str | None, url: str) -> Extracted:
         """With extraction rules: parse in a child, never on the event loop (a rule may take
         any time; only a child's deadline bounds it)."""
-        for _ in range(ATTEMPTS):
+        lost = 0  # children that ended while they held this page, not killed for another
+        while lost < ATTEMPTS:
             child = await self._ready_child(url)
             try:
                 data = await child.parse(body, charset, url)
-            except _ChildGone:
+            except _ChildGone as gone:
                 self._replace_gone()
+                if not gone.overdue:
+                    lost += 1
                 continue
             self.parsed_by_children += 1
             return data
