@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
+from ._ends import machine_failure
 
 if TYPE_CHECKING:
     from .._diff import Change, ChangeSet
@@ -231,6 +232,8 @@ def _report(path: str, found: ChangeSet) -> None:
         with open_replacing(path, "w", encoding="utf-8") as out:
             out.write(render_changes(found))
     except OSError as exc:
+        if machine_failure(exc):
+            raise
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
@@ -262,4 +265,6 @@ def _junit(path: str, changes: list[Change], failing: frozenset[str]) -> None:
         with open_replacing(path, "wb") as out:
             out.write(document)
     except OSError as exc:
+        if machine_failure(exc):
+            raise
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ._common import UsageError
+from ._ends import machine_failure
 
 if TYPE_CHECKING:
     from .._models import Page
@@ -55,6 +56,8 @@ def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterato
         try:
             sink.close()
         except OSError as exc:
+            if machine_failure(exc):
+                raise
             raise UsageError(f"cannot write output: {_reason(exc)} ({sink.path})") from None
         for column, count in sink.unconverted.items():
             print(

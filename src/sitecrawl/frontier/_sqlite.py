@@ -304,7 +304,9 @@ class SqliteFrontier(CrawlHistory, Frontier):
             raise self._state_error(exc) from exc
 
     def _state_error(self, exc: sqlite3.Error) -> StateError:
-        return StateError(f"state file {self.path}: {exc}", path=self.path)
+        error = StateError(f"state file {self.path}: {exc}", path=self.path)
+        error.__cause__ = exc  # also when raised in the committer thread (SQLITE_FULL: the CLI)
+        return error
 
     def _connection(self) -> sqlite3.Connection:
         """The connection, once no COMMIT runs (the calls made for every page wait for that
