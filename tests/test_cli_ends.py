@@ -6,6 +6,7 @@ traceback, no temporary file left, and the state resumes."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import resource
@@ -228,3 +229,34 @@ def test_commands_writing_to_a_full_disk(
     # diff says how many changes first
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == f"sitecrawl: error: no space left on device writing {where}"
+
+
+def test_a_corrupt_state_file_is_one_line(
+    changed_state: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``diff`` and ``report`` of a state file corrupt in any one of its pages: the error line
+    and nothing after it (was: a traceback of a diff's side left open, "Cannot operate on a
+    closed database", printed when it was collected)."""
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda what: unraisable.append(repr(what)))
+    whole = changed_state.read_bytes()
+    page = 4096
+    assert len(whole) % page == 0
+    corrupt = changed_state.parent / "corrupt.db"
+    refused = 0
+    for number in range(1, len(whole) // page):  # the first page: not a state file at all
+        start = number * page + 100
+        corrupt.write_bytes(whole[:start] + b"\x07" * 3000 + whole[start + 3000 :])
+        for argv in (
+            ["diff", str(corrupt)],
+            ["report", str(corrupt), "-o", str(corrupt.parent / "r.html")],
+        ):
+            code = main(argv)
+            gc.collect()
+            err = capsys.readouterr().err
+            if code != 0:
+                refused += 1
+                assert code == 2 and err.startswith("sitecrawl: error: "), (number, err)
+                assert err.count("\n") == 1, (number, err)
+            assert unraisable == [], (number, argv)
+    assert refused > 10

@@ -9,7 +9,7 @@ import argparse
 import shlex
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
@@ -147,7 +147,12 @@ def compare(
     pages of the newer crawl linking to them."""
     from .._diff import COLUMNS, Change, merge, ordered
 
-    changes = list(merge(old.diff_rows(old_crawl, COLUMNS), new.diff_rows(new_crawl, COLUMNS)))
+    # Both sides closed before their files are, also when one fails (a corrupt file)
+    with (
+        closing(old.diff_rows(old_crawl, COLUMNS)) as olds,
+        closing(new.diff_rows(new_crawl, COLUMNS)) as news,
+    ):
+        changes = list(merge(olds, news))
     broken = [change.url for change in changes if change.kind == "new-broken"]
     if broken:
         linking = new.referrers(new_crawl, broken)
