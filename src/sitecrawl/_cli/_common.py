@@ -202,10 +202,8 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--subdomains",
-        action="store_const",
-        const="subdomains",
-        dest="scope",
-        help="the same as --scope subdomains",
+        action="store_true",
+        help="the same as --scope subdomains (not with another --scope)",
     )
     group.add_argument(
         "--include",
@@ -244,9 +242,14 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
     from .._exceptions import ConfigError
     from ..control._rules import Rules, parse_strip_params
 
+    scope = args.scope
+    if args.subdomains:
+        if scope not in (None, "subdomains"):
+            raise UsageError(f"--subdomains is --scope subdomains: not with --scope {scope}")
+        scope = "subdomains"
     try:
         return Rules(
-            scope=args.scope,
+            scope=scope,
             include=tuple(args.include),
             exclude=tuple(args.exclude),
             strip_params=parse_strip_params(args.strip_params),

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ._common import add_processes_option, count, run_async
-from ._redis import add_redis_options, add_worker_options
+from ._redis import add_redis_options
 from ._requests import add_request_options, requests_from_args
 
 
@@ -14,7 +14,7 @@ def add_command(commands: Any) -> None:
     worker = commands.add_parser(
         "worker", help="work on a crawl kept in Redis (started by 'crawl URL --redis')"
     )
-    add_redis_options(worker, required=True)
+    add_redis_options(worker, required=True, worker=True)
     worker.add_argument(
         "-c",
         "--concurrency",
@@ -23,7 +23,6 @@ def add_command(commands: Any) -> None:
     )
     # One process each: scale a machine by starting more workers.
     add_processes_option(worker, default=1)
-    add_worker_options(worker)
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     # The crawl's credentials are not stored in Redis: a worker is given them again.
     add_request_options(worker)

@@ -97,6 +97,7 @@ from ._sqlite_schema import (
     PAGE_COLUMNS,
     SCHEMA_VERSION,
     SELECT_PAGES,
+    check_writable,
     create,
     inspect,
     legacy_error,
@@ -172,6 +173,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
             return
         if not self._create and not os.path.isfile(self.path):
             raise StateError(f"no such state file: {self.path}", path=self.path)
+        check_writable(self.path, create=self._create)
         conn = self._connect()
         try:
             with self._guard():

@@ -41,6 +41,11 @@ class Replacement:
         self._target = target
         self._done = False
 
+    @property
+    def direct(self) -> bool:
+        """Written in place, not replaced: a special file (``/dev/stdout``, a named pipe)."""
+        return self._direct
+
     def commit(self) -> None:
         """Flush the (closed) temporary file to disk and rename it over the final path."""
         if self._done:
@@ -70,8 +75,10 @@ class Replacement:
                 self._remove()
 
     def _remove(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.temp)
+        # not there: nothing to do (a read-only folder says EROFS even then)
+        if os.path.lexists(self.temp):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp)
 
 
 def located(exc: OSError, path: str) -> OSError:
