@@ -202,6 +202,23 @@ def test_a_file_too_large_is_one_line_and_no_file(
     assert os.listdir(tmp_path) == []
 
 
+def test_a_state_file_at_its_size_limit_is_one_line_and_resumes(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    """The state file on a disk that refuses it more (the kernel's EFBIG under
+    ``RLIMIT_FSIZE``; SQLite says only "disk I/O error", inside the TaskGroup's group): one
+    line naming it, exit 1 (was: a traceback); the crawl resumes."""
+    site = serve(site_app(PAGES))
+
+    def limit() -> None:  # not a multiple of SQLite's pages: it writes up to the limit
+        resource.setrlimit(resource.RLIMIT_FSIZE, (150_001, 150_001))
+
+    process = sitecrawl(tmp_path, "crawl", site.url, "--state", "s.db", "-q", preexec_fn=limit)
+    _, err = process.communicate(timeout=100)
+    assert (process.returncode, err) == (1, "sitecrawl: error: file too large writing s.db\n")
+    resumes_whole(site, tmp_path)
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -8,7 +8,9 @@ wherever the failure surfaced (raised plainly, or inside the ``ExceptionGroup`` 
   ``/dev/null``, so Python's own flush at exit does not complain either.
 - The disk is full, the file too large (``RLIMIT_FSIZE``) or a quota exceeded, writing an output
   (its writer names the path: :class:`sitecrawl.sinks.RowWriter`) or the state file (SQLite's
-  ``SQLITE_FULL``): one line, ``no space left on device writing PATH``, exit 1.
+  ``SQLITE_FULL``, or an I/O error while its disk has no room or the file is at its size
+  limit: SQLite does not pass the system's error on): one line, ``no space left on device
+  writing PATH``, exit 1.
 
 Anything else is not the machine's doing and goes on up. Either way the state file stays
 whole: its transactions are SQLite's, and what was committed resumes.
@@ -27,6 +29,8 @@ from typing import TextIO
 #: A command whose reader went away: 128 + SIGPIPE, what a shell reports for ``yes | head``.
 EXIT_PIPE = 141
 EXIT_FATAL = 1
+#: Less room than this (bytes) on a disk, or below a file size limit, explains SQLite's I/O error.
+ROOM = 1 << 20
 
 #: A write the disk refused, and what the error line says of it.
 FULL = {
@@ -59,10 +63,16 @@ def ending(exc: BaseException) -> int | None:
     for leaf in found:
         message = _full(leaf)
         if message is not None:
-            with contextlib.suppress(OSError):  # stderr on the full disk: the code says it
-                print(f"sitecrawl: error: {message}", file=sys.stderr)
+            _say(message)
             return EXIT_FATAL
     return None
+
+
+def _say(message: str) -> None:
+    from .._terminal import printable
+
+    with contextlib.suppress(OSError):  # stderr on the full disk: the exit code says it
+        print(f"sitecrawl: error: {printable(message)}", file=sys.stderr)
 
 
 def machine_failure(exc: OSError) -> bool:
@@ -75,15 +85,37 @@ def machine_failure(exc: OSError) -> bool:
 def _full(exc: BaseException) -> str | None:
     """``no space left on device writing PATH`` when ``exc`` is the disk refusing a write."""
     from .._exceptions import StateError
-    from .._terminal import printable
 
     if isinstance(exc, OSError) and exc.errno in FULL:
         where = exc.filename if exc.filename not in (None, "-") else "stdout"
-        return printable(f"{FULL[exc.errno]} writing {where}")
+        return f"{FULL[exc.errno]} writing {where}"
     if isinstance(exc, StateError):  # SQLite's own error, kept as the cause
-        cause = exc.__cause__
-        if getattr(cause, "sqlite_errorname", None) == "SQLITE_FULL":
-            return printable(f"{FULL[errno.ENOSPC]} writing {exc.path}")
+        name = getattr(exc.__cause__, "sqlite_errorname", "")
+        if name == "SQLITE_FULL":
+            return f"{FULL[errno.ENOSPC]} writing {exc.path}"
+        if name.startswith("SQLITE_IOERR"):
+            reason = _no_room(exc.path)
+            return None if reason is None else f"{FULL[reason]} writing {exc.path}"
+    return None
+
+
+def _no_room(path: str) -> int | None:
+    """``ENOSPC`` when the disk of ``path`` is (all but) full, ``EFBIG`` when the file or its
+    WAL is at this process's file size limit; None otherwise."""
+    import resource
+
+    try:
+        disk = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return None
+    if disk.f_bavail * disk.f_frsize < ROOM:
+        return errno.ENOSPC
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY:
+        for name in (path, path + "-wal"):
+            with contextlib.suppress(OSError):
+                if os.path.getsize(name) + ROOM > limit:
+                    return errno.EFBIG
     return None
 
 
