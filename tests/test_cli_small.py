@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from sitecrawl import CrawlConfig
 from sitecrawl._cli import build_parser, main
 from sitecrawl._cli._common import run_async
 from sitecrawl._cli._redis import config_to_dict, frontier_for
+from sitecrawl.sinks import TEMP_MARK
 
 
 def test_scope_and_subdomains_together_are_a_usage_error(
@@ -137,12 +139,17 @@ def test_a_read_only_state_file_or_folder_says_so(
 def test_a_report_refused_in_a_read_only_folder_is_one_line(
     site: ServerThread, read_only: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Was: a traceback (removing the trial file that could not be made said EROFS)."""
+    """Was: a traceback (removing the trial file that could not be made said EROFS). A
+    temporary file a killed run left there cannot be removed either: it stays, quietly."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    stale = read_only / f".r.html{TEMP_MARK}{ended.pid}"
+    stale.write_text("partial")
     make_read_only(read_only)
     assert main(["crawl", site.url, "--no-state", "--report", str(read_only / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"sitecrawl: error: cannot write {read_only / 'r.html'}: ")
-    assert err.count("\n") == 1
+    assert err.count("\n") == 1 and stale.exists()
 
 
 def test_status_of_a_crawl_not_seeded_yet_is_starting(

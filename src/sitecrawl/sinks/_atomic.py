@@ -101,8 +101,8 @@ def remove_stale(path: str) -> list[str]:
     removed = []
     for found in names:
         pid = found[len(prefix) :]
-        if found.startswith(prefix) and pid.isdigit() and not _running(int(pid)):
-            with contextlib.suppress(FileNotFoundError, PermissionError):
+        if found.startswith(prefix) and pid.isascii() and pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):  # gone meanwhile, not ours, a read-only folder
                 os.unlink(os.path.join(directory, found))
                 removed.append(found)
     return removed
