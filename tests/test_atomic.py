@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,29 @@ def test_a_special_file_is_written_directly(tmp_path: Path) -> None:
 def test_a_missing_directory_is_an_oserror(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError), open_replacing(tmp_path / "no" / "x.csv"):
         pass
+
+
+def test_the_temporary_files_of_gone_processes_are_removed(tmp_path: Path) -> None:
+    """Left by runs killed outright (``kill -9``): the next one writing the same output
+    removes those whose process no longer exists, not a running process's, nor another
+    output's (issue 30, item 20: 235 MB after 10 kills)."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        left = {
+            "gone": tmp_path / f".pages.csv{TEMP_MARK}{ended.pid}",
+            "running": tmp_path / f".pages.csv{TEMP_MARK}{running.pid}",
+            "other output": tmp_path / f".links.csv{TEMP_MARK}{ended.pid}",
+            "not a temporary file": tmp_path / f".pages.csv{TEMP_MARK}x1",
+        }
+        for path in left.values():
+            path.write_text("partial")
+        with open_replacing(tmp_path / "pages.csv", "w") as handle:
+            handle.write("whole")
+        assert sorted(os.listdir(tmp_path)) == sorted(
+            ["pages.csv", *(path.name for what, path in left.items() if what != "gone")]
+        )
+    finally:
+        running.kill()
+        running.wait()

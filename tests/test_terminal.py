@@ -60,7 +60,9 @@ def test_crawl_summary_and_redis_status_line_are_printable() -> None:
     assert text.endswith(f"\nsitemap {SHOWN}")
     assert_inert(text)
     frontier = SimpleNamespace(crawl_id=f"id{ESC}", base_url=f"http://a.test/{RLO}")
-    status = SimpleNamespace(queued=0, in_flight=0, done=1, errors=0, workers=0, finished=True)
+    status = SimpleNamespace(
+        seen=1, queued=0, in_flight=0, done=1, errors=0, workers=0, finished=True
+    )
     line = status_line(frontier, status)  # type: ignore[arg-type]
     assert line.startswith("crawl id\\x1b]0;owned\\x07\\x1b[2J of http://a.test/\\u202e ")
     assert_inert(line)

@@ -1,8 +1,8 @@
 """Command line: arguments -> config -> one ``asyncio`` run; exit codes. No crawl logic.
 
-Exit codes: 0 done; 1 fatal (the start page could not be crawled); 2 bad usage or a state
-file that cannot be used; 130 stopped by Ctrl-C, 143 by SIGTERM (what was crawled is still
-written).
+Exit codes: 0 done; 1 fatal (the start page could not be crawled, the disk is full); 2 bad
+usage or a state file that cannot be used; 130 stopped by Ctrl-C, 143 by SIGTERM (what was
+crawled is still written); 141 the reader of stdout went away (quietly: :mod:`._ends`).
 
 Each command is one module with ``add_command(commands)``, which registers its subparser and
 sets ``handler`` (``args -> exit code``). Modules import their heavy dependencies inside the
@@ -47,6 +47,13 @@ def _guarded(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("sitecrawl: interrupted", file=sys.stderr)
         return _signals.exit_code()
+    except (OSError, BaseExceptionGroup) as exc:  # the output's reader gone, a full disk
+        from ._ends import ending
+
+        code = ending(exc)
+        if code is None:
+            raise
+        return code
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -64,6 +71,10 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         code: int = args.handler(args)
     except (UsageError, StateError) as exc:
+        from ._ends import ending
+
+        if (ended := ending(exc)) is not None:  # a state file on a full disk
+            return ended
         print(f"sitecrawl: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     return _signals.exit_code() if code == EXIT_INTERRUPTED else code

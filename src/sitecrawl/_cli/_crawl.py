@@ -29,7 +29,7 @@ from ._common import (
 from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._options import add_crawl_options, config_from_args
 from ._outputs import check_outputs, check_writable, open_sinks, write_pages
-from ._redis import add_lease_option, add_redis_options, add_worker_options, seed_and_work
+from ._redis import add_redis_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data
 from ._store import CrawlRecords
 
@@ -83,9 +83,7 @@ def add_command(commands: Any) -> None:
     )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     add_crawl_options(crawl)
-    add_redis_options(crawl, required=False)
-    add_lease_option(crawl)
-    add_worker_options(crawl)
+    add_redis_options(crawl, required=False, lease=True, worker=True)
     crawl.set_defaults(handler=_execute)
 
 
@@ -109,6 +107,9 @@ def _execute(args: argparse.Namespace) -> int:
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
     check_outputs(args.output)
+    for path in args.output:  # now: a refused output leaves no state file behind
+        if path != "-":
+            check_writable(path, output=True)
     if args.report:
         check_writable(args.report)
     if args.redis is not None:

@@ -9,10 +9,11 @@ import argparse
 import shlex
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
+from ._ends import machine_failure
 
 if TYPE_CHECKING:
     from .._diff import Change, ChangeSet
@@ -146,7 +147,12 @@ def compare(
     pages of the newer crawl linking to them."""
     from .._diff import COLUMNS, Change, merge, ordered
 
-    changes = list(merge(old.diff_rows(old_crawl, COLUMNS), new.diff_rows(new_crawl, COLUMNS)))
+    # Both sides closed before their files are, also when one fails (a corrupt file)
+    with (
+        closing(old.diff_rows(old_crawl, COLUMNS)) as olds,
+        closing(new.diff_rows(new_crawl, COLUMNS)) as news,
+    ):
+        changes = list(merge(olds, news))
     broken = [change.url for change in changes if change.kind == "new-broken"]
     if broken:
         linking = new.referrers(new_crawl, broken)
@@ -231,6 +237,8 @@ def _report(path: str, found: ChangeSet) -> None:
         with open_replacing(path, "w", encoding="utf-8") as out:
             out.write(render_changes(found))
     except OSError as exc:
+        if machine_failure(exc):
+            raise
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
@@ -262,4 +270,6 @@ def _junit(path: str, changes: list[Change], failing: frozenset[str]) -> None:
         with open_replacing(path, "wb") as out:
             out.write(document)
     except OSError as exc:
+        if machine_failure(exc):
+            raise
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

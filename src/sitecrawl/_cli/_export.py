@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ._common import EXIT_OK, UsageError, run_async
+from ._ends import machine_failure
 from ._outputs import check_outputs
 from ._redis import add_redis_options, check_source
 
@@ -66,6 +67,8 @@ def _execute(args: argparse.Namespace) -> int:
             except ConfigError as exc:
                 raise UsageError(str(exc)) from None
             except OSError as exc:
+                if machine_failure(exc):
+                    raise
                 path = exc.filename or ", ".join(args.output)
                 raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ._common import UsageError
+from ._ends import machine_failure
 
 if TYPE_CHECKING:
     from .._models import Page
@@ -55,6 +56,8 @@ def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterato
         try:
             sink.close()
         except OSError as exc:
+            if machine_failure(exc):
+                raise
             raise UsageError(f"cannot write output: {_reason(exc)} ({sink.path})") from None
         for column, count in sink.unconverted.items():
             print(
@@ -63,15 +66,20 @@ def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterato
             )
 
 
-def check_writable(path: str) -> None:
-    """A :class:`UsageError` now, not after a crawl, when ``path`` cannot be written (its
-    temporary file cannot be created beside it); nothing is left behind."""
+def check_writable(path: str, *, output: bool = False) -> None:
+    """A :class:`UsageError` now, not after a crawl (nor after its state file was made), when
+    ``path`` (``output``: a ``-o`` file) cannot be written: its temporary file cannot be
+    created beside it. Nothing is left behind; a special file (a named pipe) is not opened."""
     from ..sinks import Replacement
 
     trial = Replacement(path)
+    if trial.direct:
+        return
     try:
         open(trial.temp, "ab").close()
     except OSError as exc:
+        if output:
+            raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         raise UsageError(f"cannot write {path}: {_reason(exc)}") from None
     finally:
         trial.discard()

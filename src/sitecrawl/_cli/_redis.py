@@ -33,7 +33,11 @@ if TYPE_CHECKING:
     from ..sinks import Sink
 
 
-def add_redis_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+def add_redis_options(
+    parser: argparse.ArgumentParser, *, required: bool, lease: bool = False, worker: bool = False
+) -> None:
+    """``--redis`` and ``--crawl-id``; with ``lease``, ``--lease-ttl`` (a crawl that creates
+    one), with ``worker``, ``--redis-timeout`` (a process that works on one): one group."""
     group = parser.add_argument_group("distributed crawl (Redis)")
     group.add_argument(
         "--redis",
@@ -49,27 +53,22 @@ def add_redis_options(parser: argparse.ArgumentParser, *, required: bool) -> Non
         help=f"the crawl's name in Redis ({'' if required else 'default: ' + default}"
         "HOST:PORT names the same crawl as HOST_PORT)",
     )
-
-
-def add_worker_options(parser: argparse.ArgumentParser) -> None:
-    """The options of a process that works on a crawl in Redis."""
-    parser.add_argument(
-        "--redis-timeout",
-        type=seconds,
-        default=60.0,
-        metavar="SECONDS",
-        help="when Redis is unreachable that long mid-crawl, stop with exit 1 (default 60)",
-    )
-
-
-def add_lease_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--lease-ttl",
-        type=seconds,
-        default=30.0,
-        metavar="SECONDS",
-        help="a dead worker's pages and host slots go to others after SECONDS (default 30)",
-    )
+    if lease:
+        group.add_argument(
+            "--lease-ttl",
+            type=seconds,
+            default=30.0,
+            metavar="SECONDS",
+            help="a dead worker's pages and host slots go to others after SECONDS (default 30)",
+        )
+    if worker:
+        group.add_argument(
+            "--redis-timeout",
+            type=seconds,
+            default=60.0,
+            metavar="SECONDS",
+            help="when Redis is unreachable that long mid-crawl, stop with exit 1 (default 60)",
+        )
 
 
 def check_url(url: str) -> str:
@@ -343,7 +342,8 @@ class PageFollower:
 def status_line(frontier: RedisFrontier, status: CrawlStatus) -> str:
     from .._terminal import printable
 
-    state = "finished" if status.finished else "running"
+    # nothing queued yet: the crawl is created, its start URLs not yet added
+    state = "starting" if not status.seen else "finished" if status.finished else "running"
     return printable(
         f"crawl {frontier.crawl_id} of {frontier.base_url} ({state}): {status.done:,} done"
         f" · {status.queued:,} queued · {status.in_flight:,} in flight"

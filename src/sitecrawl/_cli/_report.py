@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
+from ._ends import machine_failure
 from ._redis import add_redis_options, check_source
 
 if TYPE_CHECKING:
@@ -90,4 +91,6 @@ def write_report_data(
         with open_replacing(path, "w", encoding="utf-8") as out:
             out.write(html)
     except OSError as exc:
+        if machine_failure(exc):
+            raise
         raise UsageError(f"cannot write report: {exc.strerror or exc} ({path})") from None

@@ -8,7 +8,7 @@ from typing import Any
 from .._settings import count
 from ._common import run_async
 from ._options import add_setting_options
-from ._redis import add_redis_options, add_worker_options
+from ._redis import add_redis_options
 from ._requests import requests_from_args
 
 #: The settings a worker takes (the rest are the crawl's, stored with it).
@@ -19,7 +19,7 @@ def add_command(commands: Any) -> None:
     worker = commands.add_parser(
         "worker", help="work on a crawl kept in Redis (started by 'crawl URL --redis')"
     )
-    add_redis_options(worker, required=True)
+    add_redis_options(worker, required=True, worker=True)
     worker.add_argument(
         "-c",
         "--concurrency",
@@ -28,7 +28,6 @@ def add_command(commands: Any) -> None:
     )
     # One process each: scale a machine by starting more workers.
     add_setting_options(worker, only=("processes",), defaults={"processes": 1})
-    add_worker_options(worker)
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     # The crawl's credentials are not stored in Redis: a worker is given them again.
     add_setting_options(worker, only=_REQUEST_OPTIONS)

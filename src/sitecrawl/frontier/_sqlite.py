@@ -97,6 +97,7 @@ from ._sqlite_schema import (
     PAGE_COLUMNS,
     SCHEMA_VERSION,
     SELECT_PAGES,
+    check_writable,
     create,
     inspect,
     legacy_error,
@@ -172,6 +173,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
             return
         if not self._create and not os.path.isfile(self.path):
             raise StateError(f"no such state file: {self.path}", path=self.path)
+        check_writable(self.path, create=self._create)
         conn = self._connect()
         try:
             with self._guard():
@@ -304,7 +306,9 @@ class SqliteFrontier(CrawlHistory, Frontier):
             raise self._state_error(exc) from exc
 
     def _state_error(self, exc: sqlite3.Error) -> StateError:
-        return StateError(f"state file {self.path}: {exc}", path=self.path)
+        error = StateError(f"state file {self.path}: {exc}", path=self.path)
+        error.__cause__ = exc  # also when raised in the committer thread (SQLITE_FULL: the CLI)
+        return error
 
     def _connection(self) -> sqlite3.Connection:
         """The connection, once no COMMIT runs (the calls made for every page wait for that

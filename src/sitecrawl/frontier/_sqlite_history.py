@@ -6,7 +6,7 @@ begins it, so the frontier of a crawl is the same as in a file of one crawl."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
@@ -165,7 +165,9 @@ class CrawlHistory:
         with self._guard():
             return page_in(self._connection(), self.previous["id"], key)
 
-    def diff_rows(self, crawl: int, columns: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
+    def diff_rows(
+        self, crawl: int, columns: tuple[str, ...]
+    ) -> Generator[tuple[Any, ...], None, None]:
         """``(key, url, *columns)`` of crawl ``crawl``'s pages in key order (a diff's side)."""
         with self._guard():
             current = None if crawl == self.crawl else crawl

@@ -4,6 +4,7 @@ docstring). Every function raises :class:`~sitecrawl.StateError` for a file it c
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from datetime import UTC, datetime
@@ -93,6 +94,29 @@ SELECT_PAGES = (
         ", ".join("p." + name for name in PAGE_COLUMNS)
     )
 )
+
+
+def check_writable(path: str, *, create: bool) -> None:
+    """A :class:`StateError` saying so when the state file ``path`` or its folder is
+    read-only: SQLite writes to the file, and beside it (``-wal``, ``-shm``), even to read it,
+    and says only "disk I/O error" or "unable to open database file". ``create``: the caller
+    crawls (may create it), so another file or none is the way out; else a copy."""
+    folder = os.path.dirname(os.path.abspath(path))
+    beside = all(os.path.exists(path + suffix) for suffix in ("-wal", "-shm"))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        problem = f"state file {path} is read-only"
+    elif not os.access(folder, os.W_OK) and not (os.path.exists(path) and beside):
+        what = "state file" if os.path.exists(path) else "cannot create state file"
+        problem = f"{what} {path}: its folder {folder} is read-only"
+    else:
+        return
+    way_out = (
+        "pick a writable one with --state PATH, or none: crawl --no-state"
+        if create
+        else "SQLite writes to a state file and beside it even to read it: copy it somewhere"
+        " writable"
+    )
+    raise StateError(f"{problem} ({way_out})", path=path)
 
 
 def inspect(conn: sqlite3.Connection, path: str) -> tuple[bool, int]:

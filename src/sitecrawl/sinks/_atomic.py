@@ -4,7 +4,10 @@ Every file sitecrawl writes goes to a temporary file in the same directory, name
 ``.NAME.sitecrawl-tmp-PID`` (PID: the writing process), and is renamed over ``NAME``
 (:func:`os.replace`, atomic) once complete and flushed to disk. Until then ``NAME`` keeps what
 it held before; a failure removes the temporary file; a process killed outright (``kill -9``,
-power cut) leaves it behind, recognisable by its name and safe to delete.
+power cut) leaves it behind, recognisable by its name and safe to delete: the next run that
+writes ``NAME`` removes every ``.NAME.sitecrawl-tmp-PID`` whose process no longer exists (a
+running process's is left alone; so is one whose PID was since reused, until that one ends).
+An error writing the temporary file that names no file (a full disk) is raised naming ``NAME``.
 
 A path that exists and is not a regular file (``/dev/stdout``, a named pipe) cannot be replaced
 and is written directly. A symbolic link is followed: the file it points to is replaced.
@@ -34,8 +37,14 @@ class Replacement:
         else:
             directory, name = os.path.split(target)
             self.temp = os.path.join(directory, f".{name}{TEMP_MARK}{os.getpid()}")
+            remove_stale(target)
         self._target = target
         self._done = False
+
+    @property
+    def direct(self) -> bool:
+        """Written in place, not replaced: a special file (``/dev/stdout``, a named pipe)."""
+        return self._direct
 
     def commit(self) -> None:
         """Flush the (closed) temporary file to disk and rename it over the final path."""
@@ -51,6 +60,9 @@ class Replacement:
             finally:
                 os.close(fd)
             os.replace(self.temp, self._target)
+        except OSError as exc:
+            self._remove()
+            raise located(exc, self.path) from exc
         except BaseException:
             self._remove()
             raise
@@ -63,8 +75,52 @@ class Replacement:
                 self._remove()
 
     def _remove(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.temp)
+        # not there: nothing to do (a read-only folder says EROFS even then)
+        if os.path.lexists(self.temp):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp)
+
+
+def located(exc: OSError, path: str) -> OSError:
+    """``exc`` naming ``path`` when it names no file (a write's or a flush's error: a full
+    disk), so that the message says which file."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror, path)
+
+
+def remove_stale(path: str) -> list[str]:
+    """Remove the temporary files of ``path`` (``.NAME.sitecrawl-tmp-PID`` beside it) whose
+    process is gone: left by a run killed outright. Return the names removed."""
+    directory, name = os.path.split(path)
+    prefix = f".{name}{TEMP_MARK}"
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:  # an unreadable directory: opening the temporary file will say why
+        return []
+    removed = []
+    for found in names:
+        pid = found[len(prefix) :]
+        if found.startswith(prefix) and pid.isascii() and pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):  # gone meanwhile, not ours, a read-only folder
+                os.unlink(os.path.join(directory, found))
+                removed.append(found)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (this one included)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    except OverflowError:  # not a PID at all
+        return False
+    return True
 
 
 @contextmanager
@@ -80,6 +136,9 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[str]:
     replacement = Replacement(path)
     try:
         yield replacement.temp
+    except OSError as exc:
+        replacement.discard()
+        raise located(exc, replacement.path) from exc
     except BaseException:
         replacement.discard()
         raise

@@ -15,6 +15,7 @@ only: without the ``[parquet]`` extra, :class:`ConfigError` says what to install
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import os
@@ -27,7 +28,7 @@ from typing import IO, Any
 
 from .._exceptions import ConfigError
 from .._json import dump_line, dumps
-from ._atomic import Replacement
+from ._atomic import Replacement, located
 from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
 #: The course's report columns, then every other page field in record order (CSV only).
@@ -103,15 +104,26 @@ def csv_row(record: Row, table: TableSpec = PAGES) -> list[str]:
 
 class RowWriter(ABC):
     """Rows of one table into one output. :meth:`close` finishes the format and puts the file
-    in place; :meth:`discard` drops it. ``OSError`` when the file cannot be written."""
+    in place; :meth:`discard` drops it. ``OSError`` when the file cannot be written, its
+    ``filename`` the output's path (``-``: stdout), so that a full disk says which."""
 
     def __init__(self, path: str, table: TableSpec) -> None:
         self.path = path
         self.table = table
         self._replacement = None if path == "-" else Replacement(path)
 
+    def write(self, row: Row) -> None:
+        try:
+            self._write(row)
+        except OSError as exc:
+            raise self._located(exc) from exc
+
     @abstractmethod
-    def write(self, row: Row) -> None: ...
+    def _write(self, row: Row) -> None: ...
+
+    def _located(self, exc: OSError) -> OSError:
+        """``exc`` naming this output (a write or flush error names no file)."""
+        return located(exc, self.path)
 
     @abstractmethod
     def _finish(self) -> None:
@@ -124,15 +136,20 @@ class RowWriter(ABC):
     def close(self) -> None:
         try:
             self._finish()
+            if self._replacement is not None:
+                self._replacement.commit()
+        except OSError as exc:
+            self.discard()
+            raise self._located(exc) from exc
         except BaseException:
             self.discard()
             raise
-        if self._replacement is not None:
-            self._replacement.commit()
 
     def discard(self) -> None:
         try:
-            self._abandon()
+            # what it still buffers is dropped: the disk that refused it may refuse it again
+            with contextlib.suppress(OSError):
+                self._abandon()
         finally:
             if self._replacement is not None:
                 self._replacement.discard()
@@ -174,7 +191,7 @@ class CsvWriter(_TextWriter):
         self._writer = csv.writer(self._out)
         self._writer.writerow([heading for heading, _ in columns])
 
-    def write(self, row: Row) -> None:
+    def _write(self, row: Row) -> None:
         self._writer.writerow([csv_cell(cell(row, source)) for source in self._sources])
 
 
@@ -200,7 +217,7 @@ class JsonlWriter(RowWriter):
             self._put, self._flush = (lambda line: out.write(line.decode())), out.flush
         self._flushed = time.monotonic()
 
-    def write(self, row: Row) -> None:
+    def _write(self, row: Row) -> None:
         self._put(dump_line(row))
         now = time.monotonic()
         if now - self._flushed >= FLUSH_EVERY:
@@ -225,7 +242,7 @@ class JsonWriter(_TextWriter):
         self._out.write("[")
         self._first = True
 
-    def write(self, row: Row) -> None:
+    def _write(self, row: Row) -> None:
         self._out.write(("\n" if self._first else ",\n") + dumps(row))
         self._first = False
 
@@ -255,7 +272,7 @@ class ParquetWriter(RowWriter):
         self._batch: list[Row] = []
         self._writer = self._pa.parquet.ParquetWriter(self._replacement.temp, self._schema)
 
-    def write(self, row: Row) -> None:
+    def _write(self, row: Row) -> None:
         self._batch.append(row)
         if len(self._batch) >= self._rows_per_group:
             self._flush()
