@@ -29,7 +29,7 @@ def test_scope_and_subdomains_together_are_a_usage_error(
     for argv in (["--scope", "prefix", "--subdomains"], ["--subdomains", "--scope", "domain"]):
         assert main(["crawl", site.url, "--no-state", *argv]) == 2
         err = capsys.readouterr().err
-        assert err.startswith("sitecrawl: error: --subdomains is --scope subdomains: not with")
+        assert err.startswith("sitecrawl: error: --scope and --subdomains disagree")
         assert err.count("\n") == 1
     assert site.traffic.paths == []
     # Alone, or with the same scope, it is --scope subdomains.
