@@ -368,8 +368,12 @@ class BrowserPool:
             async with self._bounded(options.timeout):
                 await page.goto(url, wait_until="load", timeout=0)
         except TimeoutError:
-            why = "the crawl was stopped" if self.stopping else f"{options.timeout:g} s"
-            raise RenderError(f"render timed out: no load event in {why}", url=url) from None
+            why = (
+                "render stopped: the crawl was stopped before the load event"
+                if self.stopping
+                else f"render timed out: no load event in {options.timeout:g} s"
+            )
+            raise RenderError(why, url=url) from None
         complete = True
         try:
             async with self._bounded(deadline - time.monotonic()):
@@ -404,7 +408,10 @@ class BrowserPool:
         """The crawl stops: renders in flight end now (what they have is read, within
         :data:`READ_WAIT` seconds), renders not begun are not made."""
         self.stopping = True
-        now = asyncio.get_running_loop().time()
+        try:
+            now = asyncio.get_running_loop().time()
+        except RuntimeError:  # called off the crawl's loop: renders not begun are not made
+            return
         for timeout, grace in self._waits.items():
             timeout.reschedule(min(timeout.when() or now, now + grace))
 
