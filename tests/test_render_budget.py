@@ -227,3 +227,45 @@ async def test_requests_robots_txt_blocked_while_rendering_are_listed_per_page(
     assert len(pages) == 4  # every page's script asks /api/secret, disallowed
     assert all(p.blocked_resources == [server.url + "/api/secret"] for p in pages.values())
     assert server.traffic.count("/api/secret") == 0
+
+
+def test_kill_tree_kills_the_marked_process_and_its_descendants() -> None:
+    """The last resort for a browser that does not close: its process (found by the switch
+    on its command line) and every process under it (renderers), nothing else."""
+    from sitecrawl.render._procs import kill_tree
+
+    child = (
+        "import subprocess, time; print(subprocess.Popen(['sleep', '60']).pid, flush=True);"
+        " time.sleep(60)"
+    )
+    marker = f"--sitecrawl-pool=test-{time.monotonic_ns()}"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", child, marker], stdout=subprocess.PIPE, text=True
+    )
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        assert parent.stdout is not None
+        grandchild = int(parent.stdout.readline())
+        assert kill_tree(marker) == 2
+        assert parent.wait(10) == -signal.SIGKILL
+        for _ in range(200):  # the grandchild, reparented, is reaped by init
+            if not Path(f"/proc/{grandchild}").exists() or "Z" in _state(grandchild):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the grandchild lives")
+        assert bystander.poll() is None
+    finally:
+        for process in (parent, bystander):
+            process.kill()
+            process.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+
+
+def _state(pid: int) -> str:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "Z"
+    return text[text.rfind(")") + 2]
