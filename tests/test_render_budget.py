@@ -145,6 +145,36 @@ def test_one_sigint_ends_a_crawl_whose_page_script_never_yields(tmp_path: Path) 
         site.stop()
 
 
+async def test_a_stop_cuts_renders_in_flight_short_and_begins_none(serve: ServeFn) -> None:
+    """Four pages that never go idle wait for one tab (budget 30 s); stopped once the first
+    render has begun, the crawl ends at once: that render read as it is, the others not
+    made."""
+    links = " ".join(f'<a href="/p/{n}">{n}</a>' for n in range(4))
+    site = {"/": f"<title>Home</title>{links}", **{f"/p/{n}": POLL for n in range(4)}}
+    server = serve(_app(site))
+    config = _config(server.url + "/", tabs=1, timeout=30.0)
+    pages: list[Page] = []
+    crawler = AsyncCrawler(config.base_url, config=config, on_page=pages.append)
+    async with crawler:
+        crawl = asyncio.create_task(crawler.crawl())
+        while server.traffic.count("/api/poll") == 0:  # the first page's render has begun
+            await asyncio.sleep(0.02)
+        crawler.stop()
+        stopped = time.monotonic()
+        async with asyncio.timeout(60):
+            await crawl
+        took = time.monotonic() - stopped
+    assert took < 10, took  # not the 30 s budget of each render
+    polls = [page for page in pages if "/p/" in page.url]
+    cut = [page for page in polls if page.rendered]
+    assert len(cut) == 1 and cut[0].render_complete is False and cut[0].error is None
+    assert len(polls) == 4 and all(
+        page.error == "not rendered: the crawl was stopped" and page.error_kind == "render"
+        for page in polls
+        if not page.rendered
+    )
+
+
 def test_a_render_cut_off_at_the_timeout_is_marked_counted_and_reported(
     serve: ServeFn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -103,6 +103,7 @@ _WATCH_JS = """
 })();
 """
 _WAITS = "window.__sitecrawlWaits || [0, 0, 1e9]"
+_STOPPED = "not rendered: the crawl was stopped"
 #: Seconds after the load event during which pending short timers delay the network idle.
 TIMER_WAIT = 2.0
 #: Seconds the DOM is waited for after the render's budget (a page whose scripts never
@@ -332,9 +333,14 @@ class BrowserPool:
         from playwright.async_api import Error
 
         for attempt in (1, 2):
+            if self.stopping:
+                raise RenderError(_STOPPED, url=url)
             browser, tab = await self._acquire()
             reuse = False
             try:
+                if self.stopping:  # while it waited for a tab: the tab is as it was
+                    reuse = True
+                    raise RenderError(_STOPPED, url=url)
                 rendered = await self._render_once(tab, url, routes())
                 reuse = True
                 return rendered
@@ -357,8 +363,6 @@ class BrowserPool:
         options = self._options
         started = time.monotonic()
         deadline = started + options.timeout
-        if self.stopping:
-            raise RenderError("not rendered: the crawl was stopped", url=url)
         if tab.page is None:
             await tab.open(self._browser_of(tab), self._user_agent)
         page = tab.page
