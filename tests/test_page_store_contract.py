@@ -70,6 +70,7 @@ FULL = Page(
     revalidated=True,
     rendered=True,
     render_ms=812.5,
+    render_wait_ms=120.0,
     render_complete=False,
     html_hash="0123456789abcdef",
     dom_bytes=4096,

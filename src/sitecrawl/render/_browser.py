@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib.util
 import os
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
@@ -112,14 +112,16 @@ READ_WAIT = 2.0
 CLOSE_WAIT = 5.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Rendered:
     """A render's result: the DOM as HTML; False ``complete`` when the render was cut off at
-    its budget before the network went idle; ``ms`` the render's own time (with a tab)."""
+    its budget before the network went idle; ``ms`` the render's own time (with a tab),
+    ``wait_ms`` the wait for a free tab before it."""
 
     html: str
     complete: bool
     ms: float
+    wait_ms: float = 0.0
 
 
 class PageRoutes(Protocol):
@@ -335,7 +337,9 @@ class BrowserPool:
         for attempt in (1, 2):
             if self.stopping:
                 raise RenderError(_STOPPED, url=url)
+            asked = time.monotonic()
             browser, tab = await self._acquire()
+            wait_ms = round((time.monotonic() - asked) * 1000, 1)
             reuse = False
             try:
                 if self.stopping:  # while it waited for a tab: the tab is as it was
@@ -343,7 +347,7 @@ class BrowserPool:
                     raise RenderError(_STOPPED, url=url)
                 rendered = await self._render_once(tab, url, routes())
                 reuse = True
-                return rendered
+                return dataclasses.replace(rendered, wait_ms=wait_ms)
             except Error as exc:
                 message = exc.message or type(exc).__name__
                 gone = not browser.is_connected() or any(
