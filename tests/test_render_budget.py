@@ -246,6 +246,11 @@ def test_a_recrawl_renders_again_and_hashes_the_rendered_dom(
     assert two["/a"]["title"] == "A edited" and two["/a"]["html_hash"] == one["/a"]["html_hash"]
     assert two["/a"]["body_hash"] != one["/a"]["body_hash"]
     assert two["/"]["body_hash"] == one["/"]["body_hash"]
+    changes = tmp_path / "changes.jsonl"
+    assert main(["diff", str(state), "-o", str(changes), "-q"]) == 0
+    rows = {(urlsplit(r["url"]).path, r["kind"]) for r in _read(changes)}
+    assert ("/a", "body") in rows and ("/new", "added") in rows
+    assert not any(path == "/" for path, _ in rows)
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
