@@ -99,14 +99,22 @@ async def _crawl(config: CrawlConfig) -> tuple[AsyncCrawler, dict[str, Page]]:
 async def test_a_page_whose_script_never_yields_fails_its_render_and_the_crawl_goes_on(
     serve: ServeFn,
 ) -> None:
-    home = '<title>Home</title><a href="/loop">loop</a> <a href="/after">after</a>'
-    server = serve(_app({"/": home, "/loop": LOOP, "/after": "<title>After</title>"}))
+    """After its load event or before it (no load event ever comes): the render fails in
+    its budget, the page keeps its raw HTML's fields, the next render on the tab works."""
+    home = '<title>Home</title><a href="/loop">loop</a> <a href="/early">early</a>'
+    early = "<title>Early</title><script>while (true) {}</script>"
+    after = '<title>After</title><a href="/">home</a>'
+    site = {"/": home + ' <a href="/after">after</a>', "/loop": LOOP, "/early": early}
+    server = serve(_app({**site, "/after": after}))
     _, pages = await _crawl(_config(server.url + "/", timeout=2.0, tabs=1))
-    assert set(pages) == {"/", "/loop", "/after"}
+    assert set(pages) == {"/", "/loop", "/early", "/after"}
     loop = pages["/loop"]
     assert loop.error_kind == "render" and "kept the browser busy" in (loop.error or "")
     assert loop.title == "Loop" and not loop.rendered  # the raw HTML's fields
-    assert pages["/after"].rendered and pages["/after"].error is None  # the next tab works
+    early_page = pages["/early"]
+    assert early_page.error_kind == "render" and "no load event" in (early_page.error or "")
+    assert early_page.title == "Early"
+    assert pages["/after"].rendered and pages["/after"].error is None  # the tab works
 
 
 def test_one_sigint_ends_a_crawl_whose_page_script_never_yields(tmp_path: Path) -> None:
