@@ -99,14 +99,22 @@ async def _crawl(config: CrawlConfig) -> tuple[AsyncCrawler, dict[str, Page]]:
 async def test_a_page_whose_script_never_yields_fails_its_render_and_the_crawl_goes_on(
     serve: ServeFn,
 ) -> None:
-    home = '<title>Home</title><a href="/loop">loop</a> <a href="/after">after</a>'
-    server = serve(_app({"/": home, "/loop": LOOP, "/after": "<title>After</title>"}))
+    """After its load event or before it (no load event ever comes): the render fails in
+    its budget, the page keeps its raw HTML's fields, the next render on the tab works."""
+    home = '<title>Home</title><a href="/loop">loop</a> <a href="/early">early</a>'
+    early = "<title>Early</title><script>while (true) {}</script>"
+    after = '<title>After</title><a href="/">home</a>'
+    site = {"/": home + ' <a href="/after">after</a>', "/loop": LOOP, "/early": early}
+    server = serve(_app({**site, "/after": after}))
     _, pages = await _crawl(_config(server.url + "/", timeout=2.0, tabs=1))
-    assert set(pages) == {"/", "/loop", "/after"}
+    assert set(pages) == {"/", "/loop", "/early", "/after"}
     loop = pages["/loop"]
     assert loop.error_kind == "render" and "kept the browser busy" in (loop.error or "")
     assert loop.title == "Loop" and not loop.rendered  # the raw HTML's fields
-    assert pages["/after"].rendered and pages["/after"].error is None  # the next tab works
+    early_page = pages["/early"]
+    assert early_page.error_kind == "render" and "no load event" in (early_page.error or "")
+    assert early_page.title == "Early"
+    assert pages["/after"].rendered and pages["/after"].error is None  # the tab works
 
 
 def test_one_sigint_ends_a_crawl_whose_page_script_never_yields(tmp_path: Path) -> None:
@@ -145,6 +153,36 @@ def test_one_sigint_ends_a_crawl_whose_page_script_never_yields(tmp_path: Path) 
         site.stop()
 
 
+async def test_a_stop_cuts_renders_in_flight_short_and_begins_none(serve: ServeFn) -> None:
+    """Four pages that never go idle wait for one tab (budget 30 s); stopped once the first
+    render has begun, the crawl ends at once: that render read as it is, the others not
+    made."""
+    links = " ".join(f'<a href="/p/{n}">{n}</a>' for n in range(4))
+    site = {"/": f"<title>Home</title>{links}", **{f"/p/{n}": POLL for n in range(4)}}
+    server = serve(_app(site))
+    config = _config(server.url + "/", tabs=1, timeout=30.0)
+    pages: list[Page] = []
+    crawler = AsyncCrawler(config.base_url, config=config, on_page=pages.append)
+    async with crawler:
+        crawl = asyncio.create_task(crawler.crawl())
+        while server.traffic.count("/api/poll") == 0:  # the first page's render has begun
+            await asyncio.sleep(0.02)
+        crawler.stop()
+        stopped = time.monotonic()
+        async with asyncio.timeout(60):
+            await crawl
+        took = time.monotonic() - stopped
+    assert took < 10, took  # not the 30 s budget of each render
+    polls = [page for page in pages if "/p/" in page.url]
+    cut = [page for page in polls if page.rendered]
+    assert len(cut) == 1 and cut[0].render_complete is False and cut[0].error is None
+    assert len(polls) == 4 and all(
+        page.error == "not rendered: the crawl was stopped" and page.error_kind == "render"
+        for page in polls
+        if not page.rendered
+    )
+
+
 def test_a_render_cut_off_at_the_timeout_is_marked_counted_and_reported(
     serve: ServeFn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -169,7 +207,8 @@ def test_a_render_cut_off_at_the_timeout_is_marked_counted_and_reported(
 
 async def test_render_ms_is_the_render_alone_not_the_wait_for_a_tab(serve: ServeFn) -> None:
     """Eight pages wait for one tab: their renders run one after another, so their own
-    times add up to less than the crawl took (with the wait counted, to several times it)."""
+    times add up to less than the crawl took (with the wait counted, to several times it);
+    the wait is apart."""
     slow = (
         "<title>Slow</title><script>setTimeout(() => { document.title = 'Done'; }, 400);</script>"
     )
@@ -183,6 +222,8 @@ async def test_render_ms_is_the_render_alone_not_the_wait_for_a_tab(serve: Serve
     assert all(page.title == "Done" for path, page in pages.items() if path != "/")
     total = sum(page.render_ms or 0 for page in pages.values())
     assert 9 * 400 < total < elapsed_ms
+    waits = sorted(page.render_wait_ms or 0 for page in pages.values())
+    assert waits[-1] > 5 * 400  # the last page waited for the others' renders
 
 
 def test_a_recrawl_renders_again_and_hashes_the_rendered_dom(
@@ -213,6 +254,11 @@ def test_a_recrawl_renders_again_and_hashes_the_rendered_dom(
     assert two["/a"]["title"] == "A edited" and two["/a"]["html_hash"] == one["/a"]["html_hash"]
     assert two["/a"]["body_hash"] != one["/a"]["body_hash"]
     assert two["/"]["body_hash"] == one["/"]["body_hash"]
+    changes = tmp_path / "changes.jsonl"
+    assert main(["diff", str(state), "-o", str(changes), "-q"]) == 0
+    rows = {(urlsplit(r["url"]).path, r["kind"]) for r in _read(changes)}
+    assert ("/a", "body") in rows and ("/new", "added") in rows
+    assert not any(path == "/" for path, _ in rows)
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
@@ -227,3 +273,45 @@ async def test_requests_robots_txt_blocked_while_rendering_are_listed_per_page(
     assert len(pages) == 4  # every page's script asks /api/secret, disallowed
     assert all(p.blocked_resources == [server.url + "/api/secret"] for p in pages.values())
     assert server.traffic.count("/api/secret") == 0
+
+
+def test_kill_tree_kills_the_marked_process_and_its_descendants() -> None:
+    """The last resort for a browser that does not close: its process (found by the switch
+    on its command line) and every process under it (renderers), nothing else."""
+    from sitecrawl.render._procs import kill_tree
+
+    child = (
+        "import subprocess, time; print(subprocess.Popen(['sleep', '60']).pid, flush=True);"
+        " time.sleep(60)"
+    )
+    marker = f"--sitecrawl-pool=test-{time.monotonic_ns()}"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", child, marker], stdout=subprocess.PIPE, text=True
+    )
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        assert parent.stdout is not None
+        grandchild = int(parent.stdout.readline())
+        assert kill_tree(marker) == 2
+        assert parent.wait(10) == -signal.SIGKILL
+        for _ in range(200):  # the grandchild, reparented, is reaped by init
+            if not Path(f"/proc/{grandchild}").exists() or "Z" in _state(grandchild):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the grandchild lives")
+        assert bystander.poll() is None
+    finally:
+        for process in (parent, bystander):
+            process.kill()
+            process.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+
+
+def _state(pid: int) -> str:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "Z"
+    return text[text.rfind(")") + 2]

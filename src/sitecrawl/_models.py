@@ -91,7 +91,8 @@ class Page:
     #: later crawl: the record is the previous crawl's.
     revalidated: bool = False
     #: Rendering (``--render``): True when the fields come from the DOM headless Chromium
-    #: rendered, ``render_ms`` the render's own time (not the wait for a free tab);
+    #: rendered, ``render_ms`` the render's own time (``render_wait_ms``: the wait for a
+    #: free tab before it, apart);
     #: ``render_complete`` is False when the render was cut off at ``--render-timeout``
     #: before the network went idle (its fields are the DOM at that moment: maybe partial),
     #: None when not rendered. ``body_hash`` of a rendered page is the rendered DOM's (what
@@ -105,6 +106,7 @@ class Page:
     #: the raw HTML's value of each (``links``: the targets JavaScript removed).
     rendered: bool = False
     render_ms: float | None = None
+    render_wait_ms: float | None = None
     render_complete: bool | None = None
     html_hash: str | None = None
     dom_bytes: int | None = None

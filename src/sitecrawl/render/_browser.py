@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib.util
 import os
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
@@ -103,6 +103,7 @@ _WATCH_JS = """
 })();
 """
 _WAITS = "window.__sitecrawlWaits || [0, 0, 1e9]"
+_STOPPED = "not rendered: the crawl was stopped"
 #: Seconds after the load event during which pending short timers delay the network idle.
 TIMER_WAIT = 2.0
 #: Seconds the DOM is waited for after the render's budget (a page whose scripts never
@@ -111,14 +112,16 @@ READ_WAIT = 2.0
 CLOSE_WAIT = 5.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Rendered:
     """A render's result: the DOM as HTML; False ``complete`` when the render was cut off at
-    its budget before the network went idle; ``ms`` the render's own time (with a tab)."""
+    its budget before the network went idle; ``ms`` the render's own time (with a tab),
+    ``wait_ms`` the wait for a free tab before it."""
 
     html: str
     complete: bool
     ms: float
+    wait_ms: float = 0.0
 
 
 class PageRoutes(Protocol):
@@ -332,12 +335,19 @@ class BrowserPool:
         from playwright.async_api import Error
 
         for attempt in (1, 2):
+            if self.stopping:
+                raise RenderError(_STOPPED, url=url)
+            asked = time.monotonic()
             browser, tab = await self._acquire()
+            wait_ms = round((time.monotonic() - asked) * 1000, 1)
             reuse = False
             try:
+                if self.stopping:  # while it waited for a tab: the tab is as it was
+                    reuse = True
+                    raise RenderError(_STOPPED, url=url)
                 rendered = await self._render_once(tab, url, routes())
                 reuse = True
-                return rendered
+                return dataclasses.replace(rendered, wait_ms=wait_ms)
             except Error as exc:
                 message = exc.message or type(exc).__name__
                 gone = not browser.is_connected() or any(
@@ -357,8 +367,6 @@ class BrowserPool:
         options = self._options
         started = time.monotonic()
         deadline = started + options.timeout
-        if self.stopping:
-            raise RenderError("not rendered: the crawl was stopped", url=url)
         if tab.page is None:
             await tab.open(self._browser_of(tab), self._user_agent)
         page = tab.page
@@ -368,8 +376,12 @@ class BrowserPool:
             async with self._bounded(options.timeout):
                 await page.goto(url, wait_until="load", timeout=0)
         except TimeoutError:
-            why = "the crawl was stopped" if self.stopping else f"{options.timeout:g} s"
-            raise RenderError(f"render timed out: no load event in {why}", url=url) from None
+            why = (
+                "render stopped: the crawl was stopped before the load event"
+                if self.stopping
+                else f"render timed out: no load event in {options.timeout:g} s"
+            )
+            raise RenderError(why, url=url) from None
         complete = True
         try:
             async with self._bounded(deadline - time.monotonic()):
@@ -404,7 +416,10 @@ class BrowserPool:
         """The crawl stops: renders in flight end now (what they have is read, within
         :data:`READ_WAIT` seconds), renders not begun are not made."""
         self.stopping = True
-        now = asyncio.get_running_loop().time()
+        try:
+            now = asyncio.get_running_loop().time()
+        except RuntimeError:  # called off the crawl's loop: renders not begun are not made
+            return
         for timeout, grace in self._waits.items():
             timeout.reschedule(min(timeout.when() or now, now + grace))
 

@@ -104,6 +104,7 @@ class Renderer:
             page.blocked_resources = tries[-1].blocked if tries else []
         page.rendered = True
         page.render_ms = done.ms
+        page.render_wait_ms = done.wait_ms
         page.render_complete = done.complete
         page.html_hash, page.body_hash = page.body_hash, body_hash(dom)
         page.dom_bytes = len(dom)
