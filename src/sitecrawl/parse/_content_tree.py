@@ -1,0 +1,313 @@
+"""The trees behind :func:`~sitecrawl.parse._content.page_markdown` (needs the markdown extra).
+
+Three pure steps over lxml trees, each fixing what a library would get wrong on its own:
+
+* :func:`prepare` edits the page's tree before any library reads it: every link and image
+  URL resolved with :func:`~sitecrawl._urls.join` against ``<base href>`` (itself resolved
+  against the page URL) -- trafilatura 2.3 resolves ``href="api.html"`` on
+  ``/docs/guide.html`` to ``/api.html`` --; ``javascript:`` links unwrapped and ``data:`` or
+  unresolvable images dropped; each ``<pre>`` reduced to one ``<code>`` that names its language
+  (from ``language-x``, ``lang-x``, ``highlight-x``, ``highlight-source-x`` classes on the
+  block, its code or their two nearest ancestors, or ``data-lang``): trafilatura would turn a
+  ``<pre>`` with no code-like text into a quote, and html-to-markdown only reads
+  ``language-x``/``lang-x`` on the ``<code>``.
+* :func:`main_html` turns trafilatura's extracted body (its own XML: ``head``, ``list``,
+  ``item``, ``quote``, ``code``, ``hi``, ``ref``, ``graphic``, ``row``, ``cell``, ``lb``) into
+  HTML for the converter: ordered lists stay ordered and quotes stay quotes (trafilatura's own
+  HTML and Markdown writers lose one or the other), a code block becomes ``<pre><code
+  class="language-x">``, inline code stays inline.
+* :func:`full_html` is the whole page with scripts, styles and templates out.
+"""
+
+from __future__ import annotations
+
+import re
+
+import html_to_markdown
+import lxml.html
+import trafilatura
+from lxml import etree
+
+from .._exceptions import ParseError
+from .._urls import join
+
+#: A class naming a code block's language: ``language-py``, ``lang-py``, ``highlight-py``,
+#: ``highlight-source-py`` (GitHub), ``brush:py`` (SyntaxHighlighter).
+_LANGUAGE_CLASS = re.compile(
+    r"(?:^|\s)(?:language-|lang-|highlight-source-|highlight-|brush:\s*)([A-Za-z0-9_+#.-]+)"
+)
+#: Not languages: the generic classes highlighters put beside one.
+_NOT_LANGUAGES = frozenset({"none", "plaintext", "text", "nohighlight", "source", "js-file-line"})
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+#: URL schemes a Markdown link keeps as they are (join() only resolves http and https).
+_KEPT_SCHEMES = ("mailto:", "tel:")
+#: Elements that are never content, in either scope.
+_NEVER = ("script", "style", "noscript", "template")
+#: Where a trafilatura ``<code>`` sits when it is a word in running text, not a block.
+_INLINE_PARENTS = frozenset({"p", "hi", "ref", "cell", "head", "item", "del"})
+_HI_TAGS = {"#b": "strong", "#i": "em", "#u": "u", "#t": "code", "#sub": "sub", "#sup": "sup"}
+_XML_TAGS = {
+    "list": "ul",
+    "item": "li",
+    "quote": "blockquote",
+    "lb": "br",
+    "row": "tr",
+    "del": "del",
+    "p": "p",
+    "table": "table",
+    "div": "div",
+}
+
+
+def document(text: str) -> lxml.html.HtmlElement | None:
+    """The page's tree, or None for a page with no markup at all."""
+    text = _XML_DECLARATION.sub("", text, count=1)  # lxml refuses a str that declares one
+    if not text.strip():
+        return None
+    try:
+        return lxml.html.document_fromstring(text)
+    except (etree.ParserError, ValueError):
+        return None
+
+
+def base_url(tree: lxml.html.HtmlElement, url: str) -> str:
+    """The URL relative references resolve against: ``<base href>`` joined to ``url``."""
+    for base in tree.iter("base"):
+        href = base.get("href")
+        if href is not None:
+            return join(url, href.strip()) or url
+    return url
+
+
+def resolve(base: str, href: str) -> str | None:
+    """``href`` as an absolute URL (its fragment kept), ``mailto:``/``tel:`` as they are; None
+    for what no reader could follow (``javascript:``, ``data:``, a broken URL)."""
+    href = href.strip()
+    if href.lower().startswith(_KEPT_SCHEMES):
+        return href
+    path, hash_mark, fragment = href.partition("#")
+    resolved = join(base, path)
+    if resolved is None:
+        return None
+    return f"{resolved}#{fragment}" if hash_mark else resolved
+
+
+def code_language(pre: lxml.html.HtmlElement) -> str | None:
+    """The language a code block names, looking at the block, its ``<code>`` and the block's
+    two nearest ancestors (Rouge wraps ``pre.highlight`` in ``div.language-x``)."""
+    places = [pre, *pre.iter("code")][:2]
+    parent = pre.getparent()
+    if parent is not None:
+        places.append(parent)
+        grandparent = parent.getparent()
+        if grandparent is not None:
+            places.append(grandparent)
+    for element in places:
+        named = str(element.get("data-lang") or element.get("data-language") or "").strip()
+        if named and named.lower() not in _NOT_LANGUAGES:
+            return named.lower()
+        for found in _LANGUAGE_CLASS.finditer(element.get("class") or ""):
+            language = found.group(1).lower()
+            if language not in _NOT_LANGUAGES:
+                return language
+    return None
+
+
+def prepare(tree: lxml.html.HtmlElement, url: str) -> None:
+    """Resolve URLs, drop what is never content, and normalize code blocks, in place."""
+    base = base_url(tree, url)
+    for element in list(tree.iter(*_NEVER)):
+        element.drop_tree()
+    for anchor in list(tree.iter("a")):
+        href = anchor.get("href")
+        if href is None:
+            continue
+        target = resolve(base, href)
+        if target is None:
+            anchor.drop_tag()
+        else:
+            anchor.set("href", target)
+    for image in list(tree.iter("img")):
+        _resolve_image(image, base)
+    for pre in list(tree.iter("pre")):
+        _normalize_code_block(pre)
+
+
+def _resolve_image(image: lxml.html.HtmlElement, base: str) -> None:
+    """Point ``src`` at the first candidate that is a web URL (lazy loaders keep the real one
+    in ``data-src``); drop the image when none is."""
+    for name in ("src", "data-src", "data-original", "data-lazy-src"):
+        value = image.get(name)
+        target = resolve(base, value) if value else None
+        if target is not None and target.startswith(("http://", "https://")):
+            image.set("src", target)
+            for other in ("data-src", "data-original", "data-lazy-src", "srcset"):
+                image.attrib.pop(other, None)
+            return
+    image.drop_tree()
+
+
+def _normalize_code_block(pre: lxml.html.HtmlElement) -> None:
+    language = code_language(pre)
+    text = _code_text(pre)
+    for child in list(pre):
+        pre.remove(child)
+    pre.text = None
+    for name in list(pre.attrib):
+        del pre.attrib[name]
+    code = etree.SubElement(pre, "code")
+    code.text = text
+    if language:
+        code.set("class", f"language-{language}")
+        # trafilatura keeps a block with a ``lang`` as code whatever its text looks like
+        pre.set("lang", language)
+
+
+def _code_text(pre: etree._Element) -> str:
+    """The block's text as displayed: ``<br>`` (trafilatura's ``<lb>``) as a line break,
+    markup (highlighter spans) flattened."""
+    parts: list[str] = [pre.text or ""]
+    for element in pre.iterdescendants():
+        if element.tag in ("br", "lb"):
+            parts.append("\n")
+        elif element.text:
+            parts.append(element.text)
+        if element.tail:
+            parts.append(element.tail)
+    return "".join(parts)
+
+
+def full_html(tree: lxml.html.HtmlElement) -> str:
+    """The whole prepared page as HTML (scripts and styles are already out)."""
+    return str(lxml.html.tostring(tree, encoding="unicode"))
+
+
+def main_html(body: etree._Element) -> str:
+    """trafilatura's extracted body (its XML) as HTML, ready for the converter."""
+    root = etree.Element("body")
+    for child in body:
+        converted = _convert(child)
+        if converted is not None:
+            root.append(converted)
+    root.text = body.text
+    return etree.tostring(root, encoding="unicode", method="html")
+
+
+def _convert(node: etree._Element) -> etree._Element | None:
+    tag = node.tag if isinstance(node.tag, str) else ""
+    if tag == "code":
+        return _convert_code(node)
+    if tag == "graphic":
+        src = node.get("src") or ""
+        if not src.startswith(("http://", "https://")):
+            return _text_only(node)
+        out = etree.Element("img", src=src, alt=node.get("alt") or "")
+        if node.get("title"):
+            out.set("title", node.get("title") or "")
+        out.tail = node.tail
+        return out
+    out = etree.Element(_html_tag(node, tag))
+    if tag == "ref":
+        target = node.get("target")
+        if target:
+            out.set("href", target)
+    out.text = node.text
+    out.tail = node.tail
+    for child in node:
+        converted = _convert(child)
+        if converted is not None:
+            out.append(converted)
+    return out
+
+
+def _html_tag(node: etree._Element, tag: str) -> str:
+    rend = node.get("rend") or ""
+    if tag == "head":
+        level = rend[1:] if rend[:1] == "h" and rend[1:] in ("1", "2", "3", "4", "5", "6") else "2"
+        return f"h{level}"
+    if tag == "list":
+        return "ol" if rend == "ol" else "ul"
+    if tag == "hi":
+        return _HI_TAGS.get(rend, "span")
+    if tag == "cell":
+        return "th" if node.get("role") == "head" else "td"
+    if tag == "ref":
+        return "a" if node.get("target") else "span"
+    return _XML_TAGS.get(tag, "span")
+
+
+def _convert_code(node: etree._Element) -> etree._Element:
+    text = _code_text(node)
+    language = node.get("lang") or next(
+        (
+            match.group(1)
+            for inner in node.iter("code")
+            for match in [_LANGUAGE_CLASS.search(inner.get("class") or "")]
+            if match
+        ),
+        None,
+    )
+    parent = node.getparent()
+    inline = (
+        not language
+        and "\n" not in text.strip()
+        and parent is not None
+        and parent.tag in _INLINE_PARENTS
+    )
+    if inline:
+        out = etree.Element("code")
+        out.text = text
+    else:
+        out = etree.Element("pre")
+        code = etree.SubElement(out, "code")
+        code.text = text.strip("\n") + "\n"
+        if language:
+            code.set("class", f"language-{language}")
+    out.tail = node.tail
+    return out
+
+
+def _text_only(node: etree._Element) -> etree._Element:
+    out = etree.Element("span")
+    out.text = "".join(str(text) for text in node.itertext())
+    out.tail = node.tail
+    return out
+
+
+_HTML_OPTIONS = html_to_markdown.ConversionOptions(
+    extract_metadata=False,  # no front matter: the record carries title and description
+    bullets="-",
+    # The content is chosen already (main) or wanted whole (full): the converter drops nothing.
+    preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),
+)
+
+
+def convert(text: str, url: str, scope: str) -> str:
+    """The page's Markdown (see :func:`sitecrawl.parse._content.page_markdown`)."""
+    tree = document(text)
+    if tree is None:
+        return ""
+    prepare(tree, url)
+    if scope == "full":
+        html = full_html(tree)
+    else:
+        extracted = trafilatura.bare_extraction(
+            tree,
+            include_comments=False,
+            include_tables=True,
+            include_images=True,
+            include_formatting=True,
+            include_links=True,
+            with_metadata=False,
+        )
+        body = getattr(extracted, "body", None)
+        if body is None:
+            return ""
+        html = main_html(body)
+    try:
+        result = html_to_markdown.convert(html, _HTML_OPTIONS)
+    except html_to_markdown.ConversionError as exc:
+        raise ParseError(f"Markdown conversion failed: {exc}", url=url) from exc
+    markdown = _BLANK_RUNS.sub("\n\n", (result.content or "").strip())
+    return markdown + "\n" if markdown else ""
