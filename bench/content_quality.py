@@ -40,6 +40,7 @@ import json
 import random
 import re
 import statistics
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -97,13 +98,17 @@ def f1_spread(counts: list[tuple[float, float, float]], rounds: int = 1000) -> f
     return statistics.stdev(f1s)
 
 
+def _skip(name: str, exc: ImportError) -> None:
+    print(f"skipped {name}: {exc}", file=sys.stderr)
+
+
 def contenders() -> dict[str, Extractor]:
     """Every contender that imports here: name -> (html, url) -> extracted text or Markdown."""
     found: dict[str, Extractor] = {}
     try:
         import trafilatura
-    except ImportError:
-        pass
+    except ImportError as exc:
+        _skip("trafilatura", exc)
     else:
 
         def trafilatura_txt(html: str, url: str) -> str:
@@ -129,8 +134,8 @@ def contenders() -> dict[str, Extractor]:
         found["trafilatura-md"] = trafilatura_md
     try:
         from resiliparse.extract.html2text import extract_plain_text
-    except ImportError:
-        pass
+    except ImportError as exc:
+        _skip("resiliparse", exc)
     else:
 
         def resiliparse_main(html: str, url: str) -> str:
@@ -139,8 +144,8 @@ def contenders() -> dict[str, Extractor]:
         found["resiliparse"] = resiliparse_main
     try:
         import html_to_markdown
-    except ImportError:
-        pass
+    except ImportError as exc:
+        _skip("html-to-markdown", exc)
     else:
         options = html_to_markdown.ConversionOptions(extract_metadata=False)
 
@@ -159,8 +164,8 @@ def contenders() -> dict[str, Extractor]:
             found["resiliparse+h2m"] = resiliparse_h2m
     try:
         from sitecrawl.parse._content import page_markdown
-    except ImportError:
-        pass
+    except ImportError as exc:
+        _skip("ours", exc)
     else:
         found["ours"] = lambda html, url: page_markdown(html, url)
         found["ours-full"] = lambda html, url: page_markdown(html, url, scope="full")
