@@ -269,7 +269,7 @@ def test_images_are_absolute_with_their_alt_text() -> None:
     assert "![The widget running](https://example.org/docs/img/run.png)" in md
 
 
-def test_fix_lazy_images_take_their_real_source() -> None:
+def test_lazy_images_take_their_real_source() -> None:
     md = page_markdown(
         page(
             '<p><img src="data:image/gif;base64,R0lGOD" data-src="/img/lazy.jpg" alt="Lazy">'
