@@ -360,3 +360,12 @@ def test_without_the_markdown_extra_the_error_names_the_install_command(
     message = str(caught.value)
     assert "\n" not in message
     assert message.endswith("pip install 'sitecrawl[markdown]'")
+
+
+def test_fix_text_after_a_comment_is_kept() -> None:
+    """React leaves ``<!-- -->`` between text runs; trafilatura drops a comment node with
+    its tail, the text after it, unless the parser drops comments first."""
+    md = page_markdown(
+        page("<p>The man had suffered<!-- --> months of dizziness and fatigue.</p>"), URL
+    )
+    assert "The man had suffered months of dizziness and fatigue." in md

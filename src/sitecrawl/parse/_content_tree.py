@@ -60,13 +60,18 @@ _XML_TAGS = {
 }
 
 
+#: Comments out at parse time: a comment's tail is text (``had suffered<!-- --> months``),
+#: and trafilatura drops a comment with its tail.
+_PARSER = lxml.html.HTMLParser(collect_ids=False, remove_comments=True, remove_pis=True)
+
+
 def document(text: str) -> lxml.html.HtmlElement | None:
     """The page's tree, or None for a page with no markup at all."""
     text = _XML_DECLARATION.sub("", text, count=1)  # lxml refuses a str that declares one
     if not text.strip():
         return None
     try:
-        return lxml.html.document_fromstring(text)
+        return lxml.html.document_fromstring(text, parser=_PARSER)
     except (etree.ParserError, ValueError):
         return None
 
