@@ -47,8 +47,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 _TOKEN = re.compile(r"\w+")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+#: A Markdown link's target: ``(url)``, ``(<url>)``, either with a ``"title"``.
+_TARGET = r"\((?:<[^>]*>|[^\s)]*)(?:\s+\"(?:\\.|[^\"\\])*\")?\)"
+#: Its text: escaped brackets (``\]``) do not end it.
+_LABEL = r"\[((?:\\.|[^\\\]])*)\]"
+_IMAGE = re.compile("!" + _LABEL + _TARGET)
+_LINK = re.compile(_LABEL + _TARGET)
 #: A bare URL in Markdown text (``<https://...>`` autolinks).
 _AUTOLINK = re.compile(r"<https?://[^>\s]*>")
 
