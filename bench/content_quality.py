@@ -27,9 +27,10 @@ extraction, recall the mean of tp / (tp + fn) over the pages with a ground truth
 fp = fn = 0), and F1 is the harmonic mean of those two means. The ± is the standard deviation
 of F1 over 1,000 bootstrap resamplings of the pages (seed 0).
 
-Markdown contenders are scored on their text: a link ``[text](url)`` counts as its text, an
-image ``![alt](src)`` counts as nothing (the ground truth has no URLs and no alt texts); the
-rest of the Markdown syntax is punctuation, which the ``\\w+`` tokens skip anyway.
+Markdown contenders are scored on their text as a reader sees it: a link ``[text](url)``
+counts as its text, an autolink ``<url>`` as the URL, an image ``![alt](src "title")`` as
+nothing (the ground truth has no link targets, alt texts or captions); the rest of the
+Markdown syntax is punctuation, which the ``\\w+`` tokens skip anyway.
 """
 
 from __future__ import annotations
@@ -47,14 +48,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 _TOKEN = re.compile(r"\w+")
-#: A Markdown link's target: ``(url)``, ``(<url>)``, either with a ``"title"``.
-_TARGET = r"\((?:<[^>]*>|[^\s)]*)(?:\s+\"(?:\\.|[^\"\\])*\")?\)"
-#: Its text: escaped brackets (``\]``) do not end it.
-_LABEL = r"\[((?:\\.|[^\\\]])*)\]"
+#: A Markdown link's target: ``(url)`` (balanced parentheses allowed in it), ``(<url>)``,
+#: either with a ``"title"``.
+_TARGET = r"\((?:<[^>]*>|(?:[^\s()]|\([^\s()]*\))*)(?:\s+\"(?:\\.|[^\"\\])*\")?\)"
+#: Its text: escaped brackets (``\]``) and balanced ones (``[File: Reuters]``) do not end it.
+_LABEL = r"\[((?:\\.|[^\\\[\]]|\[(?:\\.|[^\\\[\]])*\])*)\]"
 _IMAGE = re.compile("!" + _LABEL + _TARGET)
 _LINK = re.compile(_LABEL + _TARGET)
-#: A bare URL in Markdown text (``<https://...>`` autolinks).
-_AUTOLINK = re.compile(r"<https?://[^>\s]*>")
+#: An autolink, ``<https://...>``: the reader sees the URL.
+_AUTOLINK = re.compile(r"<(https?://[^>\s]*)>")
 
 Extractor = Callable[[str, str], str]
 
@@ -63,7 +65,7 @@ def markdown_text(markdown: str) -> str:
     """The words of a Markdown text as a reader sees them: link targets and images out."""
     text = _IMAGE.sub("", markdown)
     text = _LINK.sub(r"\1", text)
-    return _AUTOLINK.sub("", text)
+    return _AUTOLINK.sub(r"\1", text)
 
 
 def shingles(text: str, n: int = 4) -> Counter[tuple[str, ...]]:

@@ -369,3 +369,33 @@ def test_fix_text_after_a_comment_is_kept() -> None:
         page("<p>The man had suffered<!-- --> months of dizziness and fatigue.</p>"), URL
     )
     assert "The man had suffered months of dizziness and fatigue." in md
+
+
+def test_fix_a_figure_keeps_its_image_with_the_caption_as_its_title() -> None:
+    """trafilatura with images keeps a figure's caption as body text (and galleries with it);
+    without images it drops the figure. Ours: the image, its caption as the image's title."""
+    md = page_markdown(
+        page(
+            "<figure><a href='big.png'><picture><img src='fig.png' alt='The settings screen'>"
+            "</picture></a><figcaption>The settings <b>screen</b>, after a restart."
+            "</figcaption></figure>"
+        ),
+        URL,
+    )
+    assert (
+        '![The settings screen](https://example.org/docs/fig.png "The settings screen, after'
+        ' a restart.")'
+    ) in lines(md)
+    assert md.count("after a restart") == 1
+
+
+def test_text_that_looks_like_an_image_marker_is_left_alone() -> None:
+    md = page_markdown(
+        page(
+            "<p>The interval \u27e60\u27e7 is empty, said the note in the margin of the page.</p>"
+            '<p><img src="a.png" alt="Shot"> A shot of the widget at work on a big site.</p>'
+        ),
+        URL,
+    )
+    assert "The interval \u27e60\u27e7 is empty" in md
+    assert "![Shot](https://example.org/docs/a.png)" in md

@@ -1,6 +1,6 @@
 """The trees behind :func:`~sitecrawl.parse._content.page_markdown` (needs the markdown extra).
 
-Three pure steps over lxml trees, each fixing what a library would get wrong on its own:
+Pure steps over lxml trees, each fixing what a library would get wrong on its own:
 
 * :func:`prepare` edits the page's tree before any library reads it: every link and image
   URL resolved with :func:`~sitecrawl._urls.join` against ``<base href>`` (itself resolved
@@ -11,10 +11,15 @@ Three pure steps over lxml trees, each fixing what a library would get wrong on 
   block, its code or their two nearest ancestors, or ``data-lang``): trafilatura would turn a
   ``<pre>`` with no code-like text into a quote, and html-to-markdown only reads
   ``language-x``/``lang-x`` on the ``<code>``.
+* In the main scope, images go through trafilatura as markers in the text (``⟦n⟧``) and
+  :func:`put_images` turns the markers it kept back into images: an image stays when the text
+  around it stays. trafilatura's own ``include_images`` keeps galleries and captions as text
+  (precision lost on the article benchmark: ``bench/RESULTS.md`` section 17). A
+  ``<figure>`` becomes a paragraph of its images, its caption their title.
 * :func:`main_html` turns trafilatura's extracted body (its own XML: ``head``, ``list``,
-  ``item``, ``quote``, ``code``, ``hi``, ``ref``, ``graphic``, ``row``, ``cell``, ``lb``) into
-  HTML for the converter: ordered lists stay ordered and quotes stay quotes (trafilatura's own
-  HTML and Markdown writers lose one or the other), a code block becomes ``<pre><code
+  ``item``, ``quote``, ``code``, ``hi``, ``ref``, ``row``, ``cell``, ``lb``) into HTML for
+  the converter: ordered lists stay ordered and quotes stay quotes (trafilatura's own HTML and
+  Markdown writers lose one or the other), a code block becomes ``<pre><code
   class="language-x">``, inline code stays inline.
 * :func:`full_html` is the whole page with scripts, styles and templates out.
 """
@@ -22,6 +27,7 @@ Three pure steps over lxml trees, each fixing what a library would get wrong on 
 from __future__ import annotations
 
 import re
+from html import escape
 
 import html_to_markdown
 import lxml.html
@@ -38,6 +44,9 @@ _LANGUAGE_CLASS = re.compile(
 )
 #: Not languages: the generic classes highlighters put beside one.
 _NOT_LANGUAGES = frozenset({"none", "plaintext", "text", "nohighlight", "source", "js-file-line"})
+#: An image's place in the text while trafilatura chooses (printable: it drops the others).
+_MARKER = re.compile("\u27e6([0-9]+)\u27e7")
+_CODE_BLOCK = re.compile(r"(<pre>.*?</pre>)", re.DOTALL)
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 #: URL schemes a Markdown link keeps as they are (join() only resolves http and https).
@@ -119,8 +128,14 @@ def code_language(pre: lxml.html.HtmlElement) -> str | None:
     return None
 
 
-def prepare(tree: lxml.html.HtmlElement, url: str) -> None:
-    """Resolve URLs, drop what is never content, and normalize code blocks, in place."""
+def prepare(
+    tree: lxml.html.HtmlElement, url: str, images: list[tuple[str, str, str]] | None = None
+) -> None:
+    """Resolve URLs, drop what is never content, and normalize code blocks, in place.
+
+    With ``images`` (a list to fill), each image becomes a marker in the text, ``⟦n⟧`` for
+    ``images[n]`` = (src, alt, title), and each figure a paragraph: see :func:`put_images`.
+    """
     base = base_url(tree, url)
     for element in list(tree.iter(*_NEVER)):
         element.drop_tree()
@@ -135,13 +150,61 @@ def prepare(tree: lxml.html.HtmlElement, url: str) -> None:
             anchor.set("href", target)
     for image in list(tree.iter("img")):
         _resolve_image(image, base)
+    if images is not None:
+        for figure in list(tree.iter("figure")):
+            _flatten_figure(figure)
+        for image in list(tree.iter("img")):
+            _mark_image(image, images)
     for pre in list(tree.iter("pre")):
         _normalize_code_block(pre)
 
 
-def _resolve_image(image: lxml.html.HtmlElement, base: str) -> None:
+def _mark_image(image: lxml.html.HtmlElement, images: list[tuple[str, str, str]]) -> None:
+    marker = f"\u27e6{len(images)}\u27e7"
+    images.append((image.get("src") or "", image.get("alt") or "", image.get("title") or ""))
+    image.tail = marker + (image.tail or "")
+    image.drop_tree()  # keeps the tail, marker first
+
+
+def _flatten_figure(figure: lxml.html.HtmlElement) -> None:
+    """A ``<figure>`` as a paragraph of its images only, its text (caption, credit) their
+    title: trafilatura drops a figure when it leaves images out, and a caption is not the
+    article's text."""
+    caption = " ".join(str(figure.text_content()).split())
+    images = list(figure.iter("img"))
+    for image in images:
+        if caption and not image.get("title"):
+            image.set("title", caption)
+    for child in list(figure):
+        figure.remove(child)
+    figure.text = None
+    figure.extend(images)
+    for image in images:
+        image.tail = None
+    figure.tag = "p"
+    figure.attrib.clear()
+
+
+def put_images(html: str, images: list[tuple[str, str, str]]) -> str:
+    """``html`` with each image marker that survived the extraction turned back into its
+    ``<img>``; markers inside code blocks are dropped."""
+    if not images:
+        return html
+
+    def image(found: re.Match[str]) -> str:
+        src, alt, title = images[int(found.group(1))]
+        titled = f' title="{escape(title)}"' if title else ""
+        return f'<img src="{escape(src)}" alt="{escape(alt)}"{titled}>'
+
+    parts = _CODE_BLOCK.split(html)
+    for at in range(0, len(parts), 2):  # the odd parts are code blocks
+        parts[at] = _MARKER.sub(image, parts[at])
+    return "".join(_MARKER.sub("", part) if at % 2 else part for at, part in enumerate(parts))
+
+
+def _resolve_image(image: lxml.html.HtmlElement, base: str) -> bool:
     """Point ``src`` at the first candidate that is a web URL (lazy loaders keep the real one
-    in ``data-src``); drop the image when none is."""
+    in ``data-src``); drop the image when none is (False)."""
     for name in ("src", "data-src", "data-original", "data-lazy-src"):
         value = image.get(name)
         target = resolve(base, value) if value else None
@@ -149,8 +212,9 @@ def _resolve_image(image: lxml.html.HtmlElement, base: str) -> None:
             image.set("src", target)
             for other in ("data-src", "data-original", "data-lazy-src", "srcset"):
                 image.attrib.pop(other, None)
-            return
+            return True
     image.drop_tree()
+    return False
 
 
 def _normalize_code_block(pre: lxml.html.HtmlElement) -> None:
@@ -293,7 +357,10 @@ def convert(text: str, url: str, scope: str) -> str:
     tree = document(text)
     if tree is None:
         return ""
-    prepare(tree, url)
+    # Images go through the extraction as markers in the text: an image stays where its text
+    # stays (trafilatura's include_images keeps galleries and captions the text would not).
+    images: list[tuple[str, str, str]] | None = None if scope == "full" or "\u27e6" in text else []
+    prepare(tree, url, images)
     if scope == "full":
         html = full_html(tree)
     else:
@@ -301,7 +368,7 @@ def convert(text: str, url: str, scope: str) -> str:
             tree,
             include_comments=False,
             include_tables=True,
-            include_images=True,
+            include_images=images is None,
             include_formatting=True,
             include_links=True,
             with_metadata=False,
@@ -309,7 +376,7 @@ def convert(text: str, url: str, scope: str) -> str:
         body = getattr(extracted, "body", None)
         if body is None:
             return ""
-        html = main_html(body)
+        html = put_images(main_html(body), images or [])
     try:
         result = html_to_markdown.convert(html, _HTML_OPTIONS)
     except html_to_markdown.ConversionError as exc:
