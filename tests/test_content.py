@@ -16,6 +16,7 @@ import sys
 import pytest
 
 import sitecrawl.parse
+from sitecrawl import extract_page_data
 from sitecrawl._exceptions import ConfigError, MissingExtra, SitecrawlError
 from sitecrawl.parse._content import page_markdown
 
@@ -399,3 +400,11 @@ def test_text_that_looks_like_an_image_marker_is_left_alone() -> None:
     )
     assert "The interval \u27e60\u27e7 is empty" in md
     assert "![Shot](https://example.org/docs/a.png)" in md
+
+
+def test_extract_page_data_carries_the_markdown_when_asked() -> None:
+    html = page("<p>Set <code>mode = fast</code> in the file to go faster.</p>")
+    assert "markdown" not in extract_page_data(html, URL)
+    data = extract_page_data(html, URL, markdown=True)
+    assert data["markdown"] == page_markdown(html, URL)
+    assert data["title"] == "Guide"
