@@ -408,3 +408,17 @@ def test_extract_page_data_carries_the_markdown_when_asked() -> None:
     data = extract_page_data(html, URL, markdown=True)
     assert data["markdown"] == page_markdown(html, URL)
     assert data["title"] == "Guide"
+
+
+def test_odd_markup_gives_clean_markdown_in_both_scopes() -> None:
+    html = page(
+        "<p>Before the empty blocks, a sentence long enough to stay in the article text.</p>"
+        "<pre></pre><pre>  \n</pre><p>A NUL\x00 here and an inline drawing "
+        "<svg><text>drawn words</text></svg> there, in a paragraph of the article.</p>"
+    )
+    for scope in ("main", "full"):
+        md = page_markdown(html, URL, scope=scope)  # type: ignore[arg-type]
+        assert "```" not in md
+        assert "A NUL here and an inline drawing there" in md
+        assert "data:" not in md
+        assert "drawn words" not in md

@@ -51,8 +51,12 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 #: URL schemes a Markdown link keeps as they are (join() only resolves http and https).
 _KEPT_SCHEMES = ("mailto:", "tel:")
-#: Elements that are never content, in either scope.
-_NEVER = ("script", "style", "noscript", "template")
+#: Elements that are never content, in either scope (an inline ``<svg>`` would come out as
+#: a ``data:`` image).
+_NEVER = ("script", "style", "noscript", "template", "svg")
+#: C0 controls other than tab and line breaks: lxml refuses some, trafilatura drops a page
+#: with a NUL in it.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 #: Where a trafilatura ``<code>`` sits when it is a word in running text, not a block.
 _INLINE_PARENTS = frozenset({"p", "hi", "ref", "cell", "head", "item", "del"})
 _HI_TAGS = {"#b": "strong", "#i": "em", "#u": "u", "#t": "code", "#sub": "sub", "#sup": "sup"}
@@ -77,6 +81,7 @@ _PARSER = lxml.html.HTMLParser(collect_ids=False, remove_comments=True, remove_p
 def document(text: str) -> lxml.html.HtmlElement | None:
     """The page's tree, or None for a page with no markup at all."""
     text = _XML_DECLARATION.sub("", text, count=1)  # lxml refuses a str that declares one
+    text = _CONTROLS.sub("", text)
     if not text.strip():
         return None
     try:
@@ -220,6 +225,9 @@ def _resolve_image(image: lxml.html.HtmlElement, base: str) -> bool:
 def _normalize_code_block(pre: lxml.html.HtmlElement) -> None:
     language = code_language(pre)
     text = _code_text(pre)
+    if not text.strip():
+        pre.drop_tree()
+        return
     for child in list(pre):
         pre.remove(child)
     pre.text = None
@@ -308,6 +316,8 @@ def _html_tag(node: etree._Element, tag: str) -> str:
 
 def _convert_code(node: etree._Element) -> etree._Element:
     text = _code_text(node)
+    if not text.strip():
+        return _text_only(node)
     language = node.get("lang") or next(
         (
             match.group(1)
