@@ -12,22 +12,18 @@ Pure steps over lxml trees, each fixing what a library would get wrong on its ow
   ``<pre>`` with no code-like text into a quote, and html-to-markdown only reads
   ``language-x``/``lang-x`` on the ``<code>``.
 * In the main scope, images go through trafilatura as markers in the text (``⟦n⟧``) and
-  :func:`put_images` turns the markers it kept back into images: an image stays when the text
-  around it stays. trafilatura's own ``include_images`` keeps galleries and captions as text
-  (precision lost on the article benchmark: ``bench/RESULTS.md`` section 17). A
-  ``<figure>`` becomes a paragraph of its images, its caption their title.
-* :func:`main_html` turns trafilatura's extracted body (its own XML: ``head``, ``list``,
-  ``item``, ``quote``, ``code``, ``hi``, ``ref``, ``row``, ``cell``, ``lb``) into HTML for
-  the converter: ordered lists stay ordered and quotes stay quotes (trafilatura's own HTML and
-  Markdown writers lose one or the other), a code block becomes ``<pre><code
-  class="language-x">``, inline code stays inline.
+  :func:`~._content_xml.put_images` turns the markers it kept back into images: an image
+  stays when the text around it stays. trafilatura's own ``include_images`` keeps galleries
+  and captions as text (precision lost on the article benchmark: ``bench/RESULTS.md``
+  section 17). A ``<figure>`` becomes a paragraph of its images, its caption their title.
+* :func:`~._content_xml.main_html` turns trafilatura's extracted tree into HTML for the
+  converter, ordered lists, quotes and code blocks kept (see :mod:`._content_xml`).
 * :func:`full_html` is the whole page with scripts, styles and templates out.
 """
 
 from __future__ import annotations
 
 import re
-from html import escape
 
 import html_to_markdown
 import lxml.html
@@ -36,17 +32,10 @@ from lxml import etree
 
 from .._exceptions import ParseError
 from .._urls import join
+from ._content_xml import LANGUAGE_CLASS, code_text, main_html, put_images
 
-#: A class naming a code block's language: ``language-py``, ``lang-py``, ``highlight-py``,
-#: ``highlight-source-py`` (GitHub), ``brush:py`` (SyntaxHighlighter).
-_LANGUAGE_CLASS = re.compile(
-    r"(?:^|\s)(?:language-|lang-|highlight-source-|highlight-|brush:\s*)([A-Za-z0-9_+#.-]+)"
-)
 #: Not languages: the generic classes highlighters put beside one.
 _NOT_LANGUAGES = frozenset({"none", "plaintext", "text", "nohighlight", "source", "js-file-line"})
-#: An image's place in the text while trafilatura chooses (printable: it drops the others).
-_MARKER = re.compile("\u27e6([0-9]+)\u27e7")
-_CODE_BLOCK = re.compile(r"(<pre>.*?</pre>)", re.DOTALL)
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 #: URL schemes a Markdown link keeps as they are (join() only resolves http and https).
@@ -57,22 +46,6 @@ _NEVER = ("script", "style", "noscript", "template", "svg")
 #: C0 controls other than tab and line breaks: lxml refuses some, trafilatura drops a page
 #: with a NUL in it.
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
-#: Where a trafilatura ``<code>`` sits when it is a word in running text, not a block.
-_INLINE_PARENTS = frozenset({"p", "hi", "ref", "cell", "head", "item", "del"})
-_HI_TAGS = {"#b": "strong", "#i": "em", "#u": "u", "#t": "code", "#sub": "sub", "#sup": "sup"}
-_XML_TAGS = {
-    "list": "ul",
-    "item": "li",
-    "quote": "blockquote",
-    "lb": "br",
-    "row": "tr",
-    "del": "del",
-    "p": "p",
-    "table": "table",
-    "div": "div",
-}
-
-
 #: Comments out at parse time: a comment's tail is text (``had suffered<!-- --> months``),
 #: and trafilatura drops a comment with its tail.
 _PARSER = lxml.html.HTMLParser(collect_ids=False, remove_comments=True, remove_pis=True)
@@ -126,7 +99,7 @@ def code_language(pre: lxml.html.HtmlElement) -> str | None:
         named = str(element.get("data-lang") or element.get("data-language") or "").strip()
         if named and named.lower() not in _NOT_LANGUAGES:
             return named.lower()
-        for found in _LANGUAGE_CLASS.finditer(element.get("class") or ""):
+        for found in LANGUAGE_CLASS.finditer(element.get("class") or ""):
             language = found.group(1).lower()
             if language not in _NOT_LANGUAGES:
                 return language
@@ -190,23 +163,6 @@ def _flatten_figure(figure: lxml.html.HtmlElement) -> None:
     figure.attrib.clear()
 
 
-def put_images(html: str, images: list[tuple[str, str, str]]) -> str:
-    """``html`` with each image marker that survived the extraction turned back into its
-    ``<img>``; markers inside code blocks are dropped."""
-    if not images:
-        return html
-
-    def image(found: re.Match[str]) -> str:
-        src, alt, title = images[int(found.group(1))]
-        titled = f' title="{escape(title)}"' if title else ""
-        return f'<img src="{escape(src)}" alt="{escape(alt)}"{titled}>'
-
-    parts = _CODE_BLOCK.split(html)
-    for at in range(0, len(parts), 2):  # the odd parts are code blocks
-        parts[at] = _MARKER.sub(image, parts[at])
-    return "".join(_MARKER.sub("", part) if at % 2 else part for at, part in enumerate(parts))
-
-
 def _resolve_image(image: lxml.html.HtmlElement, base: str) -> bool:
     """Point ``src`` at the first candidate that is a web URL (lazy loaders keep the real one
     in ``data-src``); drop the image when none is (False)."""
@@ -224,7 +180,7 @@ def _resolve_image(image: lxml.html.HtmlElement, base: str) -> bool:
 
 def _normalize_code_block(pre: lxml.html.HtmlElement) -> None:
     language = code_language(pre)
-    text = _code_text(pre)
+    text = code_text(pre)
     if not text.strip():
         pre.drop_tree()
         return
@@ -241,117 +197,9 @@ def _normalize_code_block(pre: lxml.html.HtmlElement) -> None:
         pre.set("lang", language)
 
 
-def _code_text(pre: etree._Element) -> str:
-    """The block's text as displayed: ``<br>`` (trafilatura's ``<lb>``) as a line break,
-    markup (highlighter spans) flattened."""
-    parts: list[str] = [pre.text or ""]
-    for element in pre.iterdescendants():
-        if element.tag in ("br", "lb"):
-            parts.append("\n")
-        elif element.text:
-            parts.append(element.text)
-        if element.tail:
-            parts.append(element.tail)
-    return "".join(parts)
-
-
 def full_html(tree: lxml.html.HtmlElement) -> str:
     """The whole prepared page as HTML (scripts and styles are already out)."""
     return str(lxml.html.tostring(tree, encoding="unicode"))
-
-
-def main_html(body: etree._Element) -> str:
-    """trafilatura's extracted body (its XML) as HTML, ready for the converter."""
-    root = etree.Element("body")
-    for child in body:
-        converted = _convert(child)
-        if converted is not None:
-            root.append(converted)
-    root.text = body.text
-    return etree.tostring(root, encoding="unicode", method="html")
-
-
-def _convert(node: etree._Element) -> etree._Element | None:
-    tag = node.tag if isinstance(node.tag, str) else ""
-    if tag == "code":
-        return _convert_code(node)
-    if tag == "graphic":
-        src = node.get("src") or ""
-        if not src.startswith(("http://", "https://")):
-            return _text_only(node)
-        out = etree.Element("img", src=src, alt=node.get("alt") or "")
-        if node.get("title"):
-            out.set("title", node.get("title") or "")
-        out.tail = node.tail
-        return out
-    out = etree.Element(_html_tag(node, tag))
-    if tag == "ref":
-        target = node.get("target")
-        if target:
-            out.set("href", target)
-    out.text = node.text
-    out.tail = node.tail
-    for child in node:
-        converted = _convert(child)
-        if converted is not None:
-            out.append(converted)
-    return out
-
-
-def _html_tag(node: etree._Element, tag: str) -> str:
-    rend = node.get("rend") or ""
-    if tag == "head":
-        level = rend[1:] if rend[:1] == "h" and rend[1:] in ("1", "2", "3", "4", "5", "6") else "2"
-        return f"h{level}"
-    if tag == "list":
-        return "ol" if rend == "ol" else "ul"
-    if tag == "hi":
-        return _HI_TAGS.get(rend, "span")
-    if tag == "cell":
-        return "th" if node.get("role") == "head" else "td"
-    if tag == "ref":
-        return "a" if node.get("target") else "span"
-    return _XML_TAGS.get(tag, "span")
-
-
-def _convert_code(node: etree._Element) -> etree._Element:
-    text = _code_text(node)
-    if not text.strip():
-        return _text_only(node)
-    language = node.get("lang") or next(
-        (
-            match.group(1)
-            for inner in node.iter("code")
-            for match in [_LANGUAGE_CLASS.search(inner.get("class") or "")]
-            if match
-        ),
-        None,
-    )
-    parent = node.getparent()
-    inline = (
-        not language
-        and "\n" not in text.strip()
-        and parent is not None
-        and parent.tag in _INLINE_PARENTS
-    )
-    if inline:
-        out = etree.Element("code")
-        out.text = text
-    else:
-        out = etree.Element("pre")
-        code = etree.SubElement(out, "code")
-        code.text = text.strip("\n") + "\n"
-        if language:
-            code.set("class", f"language-{language}")
-    out.tail = node.tail
-    return out
-
-
-def _text_only(node: etree._Element) -> etree._Element:
-    out = etree.Element("span")
-    out.text = "".join(str(text) for text in node.itertext())
-    out.tail = node.tail
-    return out
 
 
 _HTML_OPTIONS = html_to_markdown.ConversionOptions(
