@@ -114,3 +114,10 @@ def test_max_tokens_must_be_positive() -> None:
 def test_empty_markdown_has_no_chunks() -> None:
     assert chunks("") == []
     assert chunks("# Only a title\n") == []
+
+
+def test_a_heading_is_not_a_chunk_of_its_own() -> None:
+    big = paragraph(4)
+    got = chunks(f"## Setup\n\n{big}\n", max_tokens=count_tokens(big))
+    assert [c.text for c in got] == [big]
+    assert got[0].headings == ("Setup",)

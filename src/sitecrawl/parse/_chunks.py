@@ -3,9 +3,10 @@
 The cuts go at headings first, then between paragraphs (blocks: a paragraph, a list, a quote,
 a table, a code block), then, for a paragraph still too long, between sentences and at last
 between words. A fenced code block is never cut, and a table only between rows, each piece
-repeating the header row; so a chunk is over ``max_tokens`` only when it is one code block or
-one table row that is. Each chunk carries its heading path (the headings it sits under, outer
-first) and the count of its text's tokens.
+repeating the header row; so a chunk is over ``max_tokens`` only when it is one code block, one
+table row or one word that is. A section's heading line opens its first chunk, unless that
+would make a chunk of the heading alone (the heading path still names it). Each chunk carries
+its heading path (the headings it sits under, outer first) and the count of its text's tokens.
 
 Tokens are counted by :func:`count_tokens`, an approximation of the OpenAI tokenizers that
 needs no vocabulary file: a run of ASCII letters is ``ceil(len / 7)`` tokens, a run of other
@@ -106,7 +107,9 @@ def _pack(pieces: list[str], max_tokens: int) -> list[str]:
     current: list[str] = []
     for piece in pieces:
         if current and count_tokens("\n\n".join([*current, piece])) > max_tokens:
-            texts.append("\n\n".join(current))
+            if current != pieces[:1] or not _HEADING.match(current[0]):
+                texts.append("\n\n".join(current))
+            # else the heading alone would be a chunk: it goes, as the path keeps it
             current = []
         current.append(piece)
     if current:
