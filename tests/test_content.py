@@ -10,6 +10,7 @@ a one-line ``<pre>`` into inline code; its HTML output turns ``<ol>`` into ``<ul
 
 from __future__ import annotations
 
+import importlib.abc
 import re
 import sys
 
@@ -358,9 +359,35 @@ def test_without_the_markdown_extra_the_error_names_the_install_command(
         page_markdown(page("<p>x</p>"), URL)
     assert caught.value.extra == "markdown"
     assert isinstance(caught.value, SitecrawlError)
-    message = str(caught.value)
-    assert "\n" not in message
-    assert message.endswith("pip install 'sitecrawl[markdown]'")
+    assert str(caught.value) == (
+        "Markdown needs trafilatura and html-to-markdown (no module trafilatura): "
+        "pip install 'sitecrawl[markdown]'"
+    )
+
+
+class _Refuse(importlib.abc.MetaPathFinder):
+    """Fails the import of trafilatura as lxml 5.2+ without lxml_html_clean does (justext,
+    which trafilatura imports, needs it): an ImportError of two lines and no name."""
+
+    def find_spec(self, name: str, path: object, target: object = None) -> None:
+        if name == "trafilatura":
+            raise ImportError(
+                "lxml.html.clean module is now a separate project lxml_html_clean.\n"
+                "Install lxml[html_clean] or lxml_html_clean directly."
+            )
+
+
+def test_a_broken_markdown_extra_is_one_line_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "meta_path", [_Refuse(), *sys.meta_path])
+    monkeypatch.delitem(sys.modules, "trafilatura", raising=False)
+    monkeypatch.delitem(sys.modules, "sitecrawl.parse._content_tree", raising=False)
+    monkeypatch.delattr(sitecrawl.parse, "_content_tree", raising=False)
+    with pytest.raises(MissingExtra) as caught:
+        page_markdown(page("<p>x</p>"), URL)
+    assert str(caught.value) == (
+        "Markdown needs trafilatura and html-to-markdown (lxml.html.clean module is now a"
+        " separate project lxml_html_clean.): pip install 'sitecrawl[markdown]'"
+    )
 
 
 def test_fix_text_after_a_comment_is_kept() -> None:

@@ -34,8 +34,10 @@ def page_markdown(html: str | bytes, url: str, *, scope: Scope = "main") -> str:
     try:
         from . import _content_tree
     except ImportError as exc:
+        # One line: what failed to import (some ImportErrors have a message of several lines).
+        reason = f"no module {exc.name}" if exc.name else (str(exc).splitlines() or ["?"])[0]
         raise MissingExtra(
-            f"Markdown needs trafilatura and html-to-markdown ({exc}): {INSTALL_HINT}",
+            f"Markdown needs trafilatura and html-to-markdown ({reason}): {INSTALL_HINT}",
             extra="markdown",
         ) from None
     text = decode_html(html) if isinstance(html, bytes) else html
