@@ -449,3 +449,18 @@ def test_odd_markup_gives_clean_markdown_in_both_scopes() -> None:
         assert "A NUL here and an inline drawing there" in md
         assert "data:" not in md
         assert "drawn words" not in md
+
+
+def test_a_figure_holding_a_quote_or_code_keeps_it() -> None:
+    md = page_markdown(
+        page(
+            "<figure><blockquote><p>Simple things should be simple, complex things should be"
+            " possible.</p></blockquote><figcaption>Alan Kay</figcaption></figure>"
+            '<figure><pre><code class="language-toml">mode = "fast"\npath = "/usr"</code>'
+            "</pre><figcaption>widget.toml</figcaption></figure>"
+        ),
+        URL,
+    )
+    assert "> Simple things should be simple, complex things should be possible." in lines(md)
+    assert "```toml" in lines(md)
+    assert 'mode = "fast"' in lines(md)

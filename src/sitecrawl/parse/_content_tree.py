@@ -43,6 +43,8 @@ _KEPT_SCHEMES = ("mailto:", "tel:")
 #: Elements that are never content, in either scope (an inline ``<svg>`` would come out as
 #: a ``data:`` image).
 _NEVER = ("script", "style", "noscript", "template", "svg")
+#: What makes a figure more than pictures: left as it is.
+_FIGURE_CONTENT = ("pre", "table", "blockquote", "ul", "ol", "video", "audio", "iframe")
 #: C0 controls other than tab and line breaks: lxml refuses some, trafilatura drops a page
 #: with a NUL in it.
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -145,11 +147,18 @@ def _mark_image(image: lxml.html.HtmlElement, images: list[tuple[str, str, str]]
 
 
 def _flatten_figure(figure: lxml.html.HtmlElement) -> None:
-    """A ``<figure>`` as a paragraph of its images only, its text (caption, credit) their
-    title: trafilatura drops a figure when it leaves images out, and a caption is not the
-    article's text."""
-    caption = " ".join(str(figure.text_content()).split())
+    """A ``<figure>`` of images as a paragraph of its images only, its text (caption, credit)
+    their title: trafilatura drops a figure when it leaves images out, and a caption is not
+    the article's text. Another figure is unwrapped."""
     images = list(figure.iter("img"))
+    if not images or next(figure.iter(*_FIGURE_CONTENT), None) is not None:
+        # A quote, a code listing or a table in a figure is content, and so is its caption
+        # (an attribution, a file name): unwrapped, as trafilatura drops figures.
+        for caption in figure.iter("figcaption"):
+            caption.tag = "p"
+        figure.drop_tag()
+        return
+    caption = " ".join(str(figure.text_content()).split())
     for image in images:
         if caption and not image.get("title"):
             image.set("title", caption)
