@@ -72,15 +72,12 @@ def code_text(pre: etree._Element) -> str:
 def main_html(body: etree._Element) -> str:
     """trafilatura's extracted body (its XML) as HTML, ready for the converter."""
     root = etree.Element("body")
-    for child in body:
-        converted = _convert(child)
-        if converted is not None:
-            root.append(converted)
     root.text = body.text
+    root.extend(_convert(child) for child in body)
     return etree.tostring(root, encoding="unicode", method="html")
 
 
-def _convert(node: etree._Element) -> etree._Element | None:
+def _convert(node: etree._Element) -> etree._Element:
     tag = node.tag if isinstance(node.tag, str) else ""
     if tag == "code":
         return _convert_code(node)
@@ -100,10 +97,7 @@ def _convert(node: etree._Element) -> etree._Element | None:
             out.set("href", target)
     out.text = node.text
     out.tail = node.tail
-    for child in node:
-        converted = _convert(child)
-        if converted is not None:
-            out.append(converted)
+    out.extend(_convert(child) for child in node)
     return out
 
 
