@@ -115,13 +115,16 @@ def loaded(statement: str, *packages: str) -> set[str]:
         "import sitecrawl._cli",
         "from sitecrawl import AsyncCrawler, crawl_site_async, extract_page_data",
         "import sitecrawl.frontier, sitecrawl.sinks, sitecrawl.report",
+        "from sitecrawl import page_markdown",
         "from sitecrawl._cli import _crawl, _check, _export, _report, _status, _worker",
     ],
 )
 def test_optional_dependencies_are_imported_only_where_used(statement: str) -> None:
-    """As click's tests/test_imports.py: redis (the [redis] extra) and pyarrow (the
-    [parquet] extra) are imported by the code that uses them, not by importing sitecrawl."""
-    assert loaded(statement, "redis", "pyarrow") == set()
+    """As click's tests/test_imports.py: redis (the [redis] extra), pyarrow (the [parquet]
+    extra), trafilatura and html_to_markdown (the [markdown] extra) are imported by the code
+    that uses them, not by importing sitecrawl."""
+    extras = ("redis", "pyarrow", "trafilatura", "html_to_markdown")
+    assert loaded(statement, *extras) == set()
 
 
 def test_importing_sitecrawl_does_not_import_aiohttp() -> None:

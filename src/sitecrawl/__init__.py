@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._exceptions import FetchTimeout as FetchTimeout
     from ._exceptions import HTTPStatusError as HTTPStatusError
     from ._exceptions import InvalidURL as InvalidURL
+    from ._exceptions import MissingExtra as MissingExtra
     from ._exceptions import NotHTMLError as NotHTMLError
     from ._exceptions import ParseError as ParseError
     from ._exceptions import ProtocolError as ProtocolError
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._terminal import printable as printable
     from ._urls import normalize_url as normalize_url
     from .control._rules import Rules as Rules
+    from .parse._content import page_markdown as page_markdown
     from .parse._extract import extract_page_data as extract_page_data
     from .parse._extract import get_first_paragraph_from_html as get_first_paragraph_from_html
     from .parse._extract import get_h1_from_html as get_h1_from_html
@@ -75,6 +77,7 @@ _LAZY = {
             "FetchTimeout",
             "HTTPStatusError",
             "InvalidURL",
+            "MissingExtra",
             "NotHTMLError",
             "ParseError",
             "ProtocolError",
@@ -93,6 +96,7 @@ _LAZY = {
             "get_images_from_html",
             "get_urls_from_html",
         ),
+        ".parse._content": ("page_markdown",),
         "._models": ("CrawlStats", "Page", "Request"),
         "._terminal": ("printable",),
         "._urls": ("normalize_url",),

@@ -5,6 +5,8 @@
     SitecrawlError                 root: catch this to catch everything sitecrawl raises
     ├── InvalidURL                 a URL that cannot be parsed or is not http(s) (also a ValueError)
     ├── ConfigError                a bad option value (also a ValueError)
+    │   └── MissingExtra           an optional dependency is not installed; carries ``extra=``
+    │                              (its message names the ``pip install`` command)
     ├── StateError                 a crawl state file sitecrawl cannot use: corrupt, locked by a
     │                              running crawl, not a sitecrawl file, a newer schema, made for
     │                              another site; carries ``path=``
@@ -61,6 +63,15 @@ class InvalidURL(SitecrawlError, ValueError):
 
 class ConfigError(SitecrawlError, ValueError):
     """An option has a value sitecrawl cannot use."""
+
+
+class MissingExtra(ConfigError):
+    """A feature needs an optional dependency that is not installed: ``extra`` names the
+    extra (``pip install 'sitecrawl[<extra>]'``, which the message says)."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 class ParseError(SitecrawlError):

@@ -425,17 +425,27 @@ def get_images_from_html(html: str, base_url: str) -> list[str]:
 
 
 def extract_page_data(
-    html: str, page_url: str, *, extract: Mapping[str, Any] | None = None
+    html: str,
+    page_url: str,
+    *,
+    extract: Mapping[str, Any] | None = None,
+    markdown: bool = False,
 ) -> dict[str, Any]:
     """All of a page's data as a dict: ``url``, ``title``, ``h1``, ``first_paragraph``,
     ``meta_description``, ``canonical``, ``outgoing_links`` and ``image_urls``; with
     ``extract`` (custom extraction rules, ``{name: spec}``: see :mod:`._extraction`), also
-    ``extracted``, rule name -> value. A bad rule raises :class:`ConfigError`."""
+    ``extracted``, rule name -> value. A bad rule raises :class:`ConfigError`. With
+    ``markdown``, also ``markdown``: the main content, :func:`~._content.page_markdown`
+    (the markdown extra)."""
     from ._extraction import Extraction
 
     extraction = Extraction.from_specs(extract) if extract else None
     data = parse_html(html, page_url, extraction=extraction)
-    extracted = {"extracted": data.extracted} if extraction else {}
+    extracted: dict[str, Any] = {"extracted": data.extracted} if extraction else {}
+    if markdown:
+        from ._content import page_markdown
+
+        extracted["markdown"] = page_markdown(html, page_url)
     return {
         "url": page_url,
         "title": data.title,

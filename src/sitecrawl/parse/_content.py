@@ -1,0 +1,44 @@
+"""Each page's content as GitHub-flavoured Markdown: :func:`page_markdown` (pure).
+
+``scope="main"`` is the main content: trafilatura chooses it (the best word-shingle F1 of the
+extractors measured, ``bench/RESULTS.md`` section 17), our layer fixes its tree
+(:mod:`._content_tree`: URLs, code languages, quotes, ordered lists) and html-to-markdown
+writes the Markdown. ``scope="full"`` is the whole page the same way, without the choosing.
+Both libraries are the ``markdown`` extra, imported on the first call.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .._exceptions import ConfigError, MissingExtra
+from ._extract import decode_html
+
+Scope = Literal["main", "full"]
+SCOPES: tuple[Scope, ...] = ("main", "full")
+INSTALL_HINT = "pip install 'sitecrawl[markdown]'"
+
+
+def page_markdown(html: str | bytes, url: str, *, scope: Scope = "main") -> str:
+    """The page's content as GitHub-flavoured Markdown ("" when it has none).
+
+    ``url`` is the page's address: links and images come out absolute, resolved against it
+    (and ``<base href>``). ``scope="main"`` drops navigation, header, footer, sidebars,
+    cookie banners, share bars and ads; ``"full"`` keeps the whole body (scripts and styles
+    out). ``html`` as bytes is decoded as the crawler decodes a body (BOM, ``<meta>``,
+    detection). Raises :class:`~sitecrawl.MissingExtra` when the markdown extra is not
+    installed, :class:`~sitecrawl.ConfigError` for another scope.
+    """
+    if scope not in SCOPES:
+        raise ConfigError(f"markdown scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    try:
+        from . import _content_tree
+    except ImportError as exc:
+        # One line: what failed to import (some ImportErrors have a message of several lines).
+        reason = f"no module {exc.name}" if exc.name else (str(exc).splitlines() or ["?"])[0]
+        raise MissingExtra(
+            f"Markdown needs trafilatura and html-to-markdown ({reason}): {INSTALL_HINT}",
+            extra="markdown",
+        ) from None
+    text = decode_html(html) if isinstance(html, bytes) else html
+    return _content_tree.convert(text, url, scope)

@@ -1,0 +1,252 @@
+"""The trees behind :func:`~sitecrawl.parse._content.page_markdown` (needs the markdown extra).
+
+Pure steps over lxml trees, each fixing what a library would get wrong on its own:
+
+* :func:`prepare` edits the page's tree before any library reads it: every link and image
+  URL resolved with :func:`~sitecrawl._urls.join` against ``<base href>`` (itself resolved
+  against the page URL) -- trafilatura 2.3 resolves ``href="api.html"`` on
+  ``/docs/guide.html`` to ``/api.html`` --; ``javascript:`` links unwrapped and ``data:`` or
+  unresolvable images dropped; each ``<pre>`` reduced to one ``<code>`` that names its language
+  (from ``language-x``, ``lang-x``, ``highlight-x``, ``highlight-source-x`` classes on the
+  block, its code or their two nearest ancestors, or ``data-lang``): trafilatura would turn a
+  ``<pre>`` with no code-like text into a quote, and html-to-markdown only reads
+  ``language-x``/``lang-x`` on the ``<code>``.
+* In the main scope, images go through trafilatura as markers in the text (``⟦n⟧``) and
+  :func:`~._content_xml.put_images` turns the markers it kept back into images: an image
+  stays when the text around it stays. trafilatura's own ``include_images`` keeps galleries
+  and captions as text (precision lost on the article benchmark: ``bench/RESULTS.md``
+  section 17). A ``<figure>`` becomes a paragraph of its images, its caption their title.
+* :func:`~._content_xml.main_html` turns trafilatura's extracted tree into HTML for the
+  converter, ordered lists, quotes and code blocks kept (see :mod:`._content_xml`).
+* :func:`full_html` is the whole page with scripts, styles and templates out.
+"""
+
+from __future__ import annotations
+
+import re
+
+import html_to_markdown
+import lxml.html
+import trafilatura
+from lxml import etree
+
+from .._exceptions import ParseError
+from .._urls import join
+from ._content_xml import LANGUAGE_CLASS, code_text, main_html, put_images
+
+#: Not languages: the generic classes highlighters put beside one.
+_NOT_LANGUAGES = frozenset({"none", "plaintext", "text", "nohighlight", "source", "js-file-line"})
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+#: URL schemes a Markdown link keeps as they are (join() only resolves http and https).
+_KEPT_SCHEMES = ("mailto:", "tel:")
+#: Elements that are never content, in either scope (an inline ``<svg>`` would come out as
+#: a ``data:`` image).
+_NEVER = ("script", "style", "noscript", "template", "svg")
+#: What makes a figure more than pictures: left as it is.
+_FIGURE_CONTENT = ("pre", "table", "blockquote", "ul", "ol", "video", "audio", "iframe")
+#: C0 controls other than tab and line breaks: lxml refuses some, trafilatura drops a page
+#: with a NUL in it.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+#: Comments out at parse time: a comment's tail is text (``had suffered<!-- --> months``),
+#: and trafilatura drops a comment with its tail.
+_PARSER = lxml.html.HTMLParser(collect_ids=False, remove_comments=True, remove_pis=True)
+
+
+def document(text: str) -> lxml.html.HtmlElement | None:
+    """The page's tree, or None for a page with no markup at all."""
+    text = _XML_DECLARATION.sub("", text, count=1)  # lxml refuses a str that declares one
+    text = _CONTROLS.sub("", text)
+    if not text.strip():
+        return None
+    try:
+        return lxml.html.document_fromstring(text, parser=_PARSER)
+    except (etree.ParserError, ValueError):
+        return None
+
+
+def base_url(tree: lxml.html.HtmlElement, url: str) -> str:
+    """The URL relative references resolve against: ``<base href>`` joined to ``url``."""
+    for base in tree.iter("base"):
+        href = base.get("href")
+        if href is not None:
+            return join(url, href.strip()) or url
+    return url
+
+
+def resolve(base: str, href: str) -> str | None:
+    """``href`` as an absolute URL (its fragment kept), ``mailto:``/``tel:`` as they are; None
+    for what no reader could follow (``javascript:``, ``data:``, a broken URL)."""
+    href = href.strip()
+    if href.lower().startswith(_KEPT_SCHEMES):
+        return href
+    path, hash_mark, fragment = href.partition("#")
+    resolved = join(base, path)
+    if resolved is None:
+        return None
+    return f"{resolved}#{fragment}" if hash_mark else resolved
+
+
+def code_language(pre: lxml.html.HtmlElement) -> str | None:
+    """The language a code block names, looking at the block, its ``<code>`` and the block's
+    two nearest ancestors (Rouge wraps ``pre.highlight`` in ``div.language-x``)."""
+    places = [pre, *pre.iter("code")][:2]
+    parent = pre.getparent()
+    if parent is not None:
+        places.append(parent)
+        grandparent = parent.getparent()
+        if grandparent is not None:
+            places.append(grandparent)
+    for element in places:
+        named = str(element.get("data-lang") or element.get("data-language") or "").strip()
+        if named and named.lower() not in _NOT_LANGUAGES:
+            return named.lower()
+        for found in LANGUAGE_CLASS.finditer(element.get("class") or ""):
+            language = found.group(1).lower()
+            if language not in _NOT_LANGUAGES:
+                return language
+    return None
+
+
+def prepare(
+    tree: lxml.html.HtmlElement, url: str, images: list[tuple[str, str, str]] | None = None
+) -> None:
+    """Resolve URLs, drop what is never content, and normalize code blocks, in place.
+
+    With ``images`` (a list to fill), each image becomes a marker in the text, ``⟦n⟧`` for
+    ``images[n]`` = (src, alt, title), and each figure a paragraph: see :func:`put_images`.
+    """
+    base = base_url(tree, url)
+    for element in list(tree.iter(*_NEVER)):
+        element.drop_tree()
+    for anchor in list(tree.iter("a")):
+        href = anchor.get("href")
+        if href is None:
+            continue
+        target = resolve(base, href)
+        if target is None:
+            anchor.drop_tag()
+        else:
+            anchor.set("href", target)
+    for image in list(tree.iter("img")):
+        _resolve_image(image, base)
+    if images is not None:
+        for figure in list(tree.iter("figure")):
+            _flatten_figure(figure)
+        for image in list(tree.iter("img")):
+            _mark_image(image, images)
+    for pre in list(tree.iter("pre")):
+        _normalize_code_block(pre)
+
+
+def _mark_image(image: lxml.html.HtmlElement, images: list[tuple[str, str, str]]) -> None:
+    marker = f"\u27e6{len(images)}\u27e7"
+    images.append((image.get("src") or "", image.get("alt") or "", image.get("title") or ""))
+    image.tail = marker + (image.tail or "")
+    image.drop_tree()  # keeps the tail, marker first
+
+
+def _flatten_figure(figure: lxml.html.HtmlElement) -> None:
+    """A ``<figure>`` of images as a paragraph of its images only, its text (caption, credit)
+    their title: trafilatura drops a figure when it leaves images out, and a caption is not
+    the article's text. Another figure is unwrapped."""
+    images = list(figure.iter("img"))
+    if not images or next(figure.iter(*_FIGURE_CONTENT), None) is not None:
+        # A quote, a code listing or a table in a figure is content, and so is its caption
+        # (an attribution, a file name): unwrapped, as trafilatura drops figures.
+        for caption in figure.iter("figcaption"):
+            caption.tag = "p"
+        figure.drop_tag()
+        return
+    caption = " ".join(str(figure.text_content()).split())
+    for image in images:
+        if caption and not image.get("title"):
+            image.set("title", caption)
+    for child in list(figure):
+        figure.remove(child)
+    figure.text = None
+    figure.extend(images)
+    for image in images:
+        image.tail = None
+    figure.tag = "p"
+    figure.attrib.clear()
+
+
+def _resolve_image(image: lxml.html.HtmlElement, base: str) -> bool:
+    """Point ``src`` at the first candidate that is a web URL (lazy loaders keep the real one
+    in ``data-src``); drop the image when none is (False)."""
+    for name in ("src", "data-src", "data-original", "data-lazy-src"):
+        value = image.get(name)
+        target = resolve(base, value) if value else None
+        if target is not None and target.startswith(("http://", "https://")):
+            image.set("src", target)
+            for other in ("data-src", "data-original", "data-lazy-src", "srcset"):
+                image.attrib.pop(other, None)
+            return True
+    image.drop_tree()
+    return False
+
+
+def _normalize_code_block(pre: lxml.html.HtmlElement) -> None:
+    language = code_language(pre)
+    text = code_text(pre)
+    if not text.strip():
+        pre.drop_tree()
+        return
+    for child in list(pre):
+        pre.remove(child)
+    pre.text = None
+    for name in list(pre.attrib):
+        del pre.attrib[name]
+    code = etree.SubElement(pre, "code")
+    code.text = text
+    if language:
+        code.set("class", f"language-{language}")
+        # trafilatura keeps a block with a ``lang`` as code whatever its text looks like
+        pre.set("lang", language)
+
+
+def full_html(tree: lxml.html.HtmlElement) -> str:
+    """The whole prepared page as HTML (scripts and styles are already out)."""
+    return str(lxml.html.tostring(tree, encoding="unicode"))
+
+
+_HTML_OPTIONS = html_to_markdown.ConversionOptions(
+    extract_metadata=False,  # no front matter: the record carries title and description
+    bullets="-",
+    # The content is chosen already (main) or wanted whole (full): the converter drops nothing.
+    preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),
+)
+
+
+def convert(text: str, url: str, scope: str) -> str:
+    """The page's Markdown (see :func:`sitecrawl.parse._content.page_markdown`)."""
+    tree = document(text)
+    if tree is None:
+        return ""
+    # Images go through the extraction as markers in the text: an image stays where its text
+    # stays (trafilatura's include_images keeps galleries and captions the text would not).
+    images: list[tuple[str, str, str]] | None = None if scope == "full" or "\u27e6" in text else []
+    prepare(tree, url, images)
+    if scope == "full":
+        html = full_html(tree)
+    else:
+        extracted = trafilatura.bare_extraction(
+            tree,
+            include_comments=False,
+            include_tables=True,
+            include_images=images is None,
+            include_formatting=True,
+            include_links=True,
+            with_metadata=False,
+        )
+        body = getattr(extracted, "body", None)
+        if body is None:
+            return ""
+        html = put_images(main_html(body), images or [])
+    try:
+        result = html_to_markdown.convert(html, _HTML_OPTIONS)
+    except html_to_markdown.ConversionError as exc:
+        raise ParseError(f"Markdown conversion failed: {exc}", url=url) from exc
+    markdown = _BLANK_RUNS.sub("\n\n", (result.content or "").strip())
+    return markdown + "\n" if markdown else ""
