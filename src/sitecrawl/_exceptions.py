@@ -6,8 +6,11 @@
     ├── InvalidURL                 a URL that cannot be parsed or is not http(s) (also a ValueError)
     ├── ConfigError                a bad option value (also a ValueError)
     ├── StateError                 a crawl state file sitecrawl cannot use: corrupt, locked by a
-    │                              running crawl, not a sitecrawl file, a newer schema, made for
-    │                              another site; carries ``path=``
+    │   │                          running crawl, not a sitecrawl file, a newer schema, made for
+    │   │                          another site; carries ``path=``
+    │   └── ResumeRefused          a resumed or joined crawl given other rules, extraction
+    │                              rules or rendering than it began with, or not given its
+    │                              credentials again (:mod:`sitecrawl.control._stored`)
     ├── ParseError                 parse                  a fetched body the HTML parser could
     │   │                                                 not read; carries ``url=``
     │   └── RenderError            render                 headless Chromium could not render
@@ -81,6 +84,12 @@ class StateError(SitecrawlError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class ResumeRefused(StateError):
+    """A run of a stored crawl (a resume, a worker joining) was given another aim than the
+    crawl began with, or lacks its credentials; ``path`` names the state file or Redis crawl.
+    Nothing was fetched."""
 
 
 class FetchError(SitecrawlError):

@@ -116,7 +116,6 @@ def _execute(args: argparse.Namespace) -> int:
     with _signals.deferred():  # set-up and putting outputs in place: not stopped half-way
         state = None
         if not args.no_state:
-            from ..control._stored import stored_options
             from ..frontier import SqliteFrontier
 
             path = args.state or default_state_path(base_url)
@@ -124,7 +123,6 @@ def _execute(args: argparse.Namespace) -> int:
                 path,
                 base_url=base_url,
                 fresh=args.fresh,
-                options=stored_options(config),
                 keep=args.keep,
                 max_pages=config.limits.max_pages,
             )
@@ -170,7 +168,7 @@ async def _crawl_to_outputs(
     try:
         from ..parse._extraction import stored_rules
 
-        extract = config.extract or stored_rules(state.options if state is not None else None)
+        extract = config.extract or stored_rules(state.config if state is not None else None)
         with open_sinks(args.output, extract=extract) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(

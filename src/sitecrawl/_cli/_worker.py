@@ -31,7 +31,8 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ._redis import config_from_dict, frontier_for, per_host, prepare, work
+    from ..control._stored import decode
+    from ._redis import frontier_for, per_host, prepare, work
 
     requests = requests_from_args(args)
     frontier = frontier_for(args.redis, args.crawl_id, reconnect_timeout=args.redis_timeout)
@@ -39,9 +40,12 @@ def _execute(args: argparse.Namespace) -> int:
     async def run() -> int:
         async with frontier:
             prepare(frontier)
-            stored = frontier.config
-            config = config_from_dict(
-                stored, requests, max_concurrency=args.concurrency, processes=args.processes
+            stored = frontier.config or {}
+            config = decode(
+                stored,
+                requests=requests,
+                max_concurrency=args.concurrency,
+                processes=args.processes,
             )
             return await work(frontier, config, [], per_host=per_host(stored), quiet=args.quiet)
 

@@ -4,9 +4,11 @@ docstring). Every function raises :class:`~sitecrawl.StateError` for a file it c
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from datetime import UTC, datetime
+from typing import Any
 
 from .._exceptions import ERROR_KINDS, StateError
 from .._pagecodec import COLUMN_TYPES, COLUMNS, OPTIONAL
@@ -245,6 +247,34 @@ def now() -> str:
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT name, value FROM meta").fetchall())
+
+
+#: What a crawl learns as it goes (``options``), beside its stored ``config``.
+_LEARNT = ("start_redirects",)
+
+
+def read_crawl(conn: sqlite3.Connection) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The stored crawl's ``config`` (:func:`sitecrawl.control._stored.encode`'s dict) and
+    ``options`` (what it learnt). A file of an older version kept its config (rules, which
+    credentials, extraction rules, rendering) in ``options``: it gets its ``config`` row."""
+    meta = read_meta(conn)
+    options = json.loads(meta.get("options", "null"))
+    if "config" in meta or not isinstance(options, dict):
+        return json.loads(meta.get("config", "null")), options
+    learnt = {name: value for name, value in options.items() if name in _LEARNT}
+    config = {name: value for name, value in options.items() if name not in _LEARNT}
+    write_crawl(conn, config or None, learnt or None)
+    return config or None, learnt or None
+
+
+def write_crawl(
+    conn: sqlite3.Connection, config: dict[str, Any] | None, options: dict[str, Any] | None
+) -> None:
+    """Replace the stored crawl's ``config`` and ``options`` (None: none)."""
+    conn.execute("DELETE FROM meta WHERE name IN ('config', 'options')")
+    for name, value in (("config", config), ("options", options)):
+        if value is not None:
+            conn.execute("INSERT INTO meta VALUES (?, ?)", (name, json.dumps(value)))
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
