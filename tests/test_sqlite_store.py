@@ -471,3 +471,35 @@ async def test_an_older_links_view_is_replaced_on_opening(tmp_path: Path) -> Non
     assert set(views) == {"links", "images"} and views["links"] != QUADRATIC_LINKS
     await _rendered_page_state(tmp_path / "new.db", 1000)
     assert _view_steps(path) == _view_steps(tmp_path / "new.db")
+
+
+async def test_an_older_files_options_become_its_stored_config(tmp_path: Path) -> None:
+    """Before the stored-crawl codec a file kept its rules (and which credentials, extraction
+    rules, rendering) in ``options``, beside what the crawl learnt: opened, the first become
+    its ``config`` (which a resume is held to), the rest stay its ``options``."""
+    import json
+
+    from sitecrawl import CrawlConfig, Rules
+    from sitecrawl._exceptions import ResumeRefused
+
+    path = tmp_path / "old.db"
+    base = "http://site.test/"
+    async with SqliteFrontier(path, base_url=base) as store:
+        await store.add([Request(url=base, key="site.test/")])
+    old = {
+        "rules": {"exclude": ["x"]},
+        "requests": {"headers": [], "cookies": [], "auth": False},
+        "start_redirects": {base: "http://www.site.test/"},
+    }
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DELETE FROM meta WHERE name IN ('config', 'options')")
+        conn.execute("INSERT INTO meta VALUES ('options', ?)", (json.dumps(old),))
+    conn.close()
+    async with SqliteFrontier(path, base_url=base) as store:
+        assert store.options == {"start_redirects": {base: "http://www.site.test/"}}
+        assert store.config == {"rules": old["rules"], "requests": old["requests"]}
+    other = CrawlConfig(base_url=base, rules=Rules(exclude=("y",)))
+    with pytest.raises(ResumeRefused, match="began with --exclude x, not --exclude y"):
+        async with AsyncCrawler(base, config=other, state=path):
+            pass

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -27,8 +28,8 @@ from ._config import CrawlConfig, Requests
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedByRobots, ConfigError, FetchError
 from ._fetcher import FollowPolicy, RedirectTrail
-from ._log import logger
-from ._models import CrawlStats, Page, Request
+from ._log import logger, request_line
+from ._models import FAILURES_KEPT, CrawlStats, Page, Request
 from ._pagejob import PageJob
 from ._robots import RobotsRules
 from ._sitemaps import MAX_SITEMAP_BYTES, discover
@@ -454,16 +455,23 @@ class AsyncCrawler(CourseAPI):
             logger.warning("%s", notes[-1])
 
     async def _record(self, request: Request, page: Page) -> None:
-        logger.debug("page %s %s: %s", page.status, page.url, page.error or "ok")
+        if logger.isEnabledFor(logging.DEBUG):  # -v: one line per request
+            logger.debug("%s", request_line(page))
         stats = self.stats
         stats.pages += 1
-        stats.statuses[page.status] += 1
+        stats.statuses[304 if page.revalidated else page.status] += 1
+        if page.revalidated:
+            stats.revalidated += 1
+        else:
+            stats.received_bytes += page.size_bytes or 0
         stats.retries = self._client.retries
         if page.error_kind == BlockedByRobots.kind:
             stats.blocked += 1
         self._keep(request.key, page)
         if page.error is not None:
             stats.errors += 1
+            if len(stats.failures) < FAILURES_KEPT:
+                stats.failures.append((page.url, page.error_kind, page.status))
             if self._on_error is not None:
                 await _call(self._on_error, page)
         if self._on_page is not None:

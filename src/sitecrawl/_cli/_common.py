@@ -386,17 +386,18 @@ async def ctrl_c_stops(crawler: AsyncCrawler, *, quiet: bool) -> AsyncIterator[N
         _signals.install()
 
 
-async def run_crawl(crawler: AsyncCrawler, *, quiet: bool) -> bool:
-    """``crawler.crawl()`` with live progress when stderr is a terminal; True when Ctrl-C
+async def run_crawl(crawler: AsyncCrawler, *, quiet: bool, verbose: bool = False) -> bool:
+    """``crawler.crawl()`` with its progress on stderr (a live line on a terminal, else, or
+    with ``verbose`` logging each request there, a line every few seconds); True when Ctrl-C
     ended it early."""
     from .._progress import LiveProgress
 
     try:
-        if not quiet and sys.stderr.isatty():
-            async with LiveProgress(crawler):
-                await crawler.crawl()
-        else:
+        if quiet:
             await crawler.crawl()
+        else:
+            async with LiveProgress(crawler, live=sys.stderr.isatty() and not verbose):
+                await crawler.crawl()
     except asyncio.CancelledError:
         return True
     return crawler.interrupted

@@ -142,6 +142,7 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
                 per_host=per_host(frontier.config),
                 quiet=args.quiet,
                 hello=hello,
+                verbose=args.verbose,
             )
 
     with open_sinks(sinks_paths, extract=config.extract) as sinks:
@@ -156,6 +157,7 @@ async def work(
     per_host: int,
     quiet: bool,
     hello: str | None = None,
+    verbose: bool = False,
 ) -> int:
     """Crawl as one worker until the shared crawl is finished; with ``sinks``, write every
     page of the crawl (all workers') to them as it is stored. When the crawl loses its Redis,
@@ -189,7 +191,7 @@ async def work(
             following = asyncio.create_task(output.follow()) if sinks else None
             try:
                 async with throttle:  # its heartbeat renews this worker's tokens while it crawls
-                    interrupted = await run_crawl(crawler, quiet=quiet)
+                    interrupted = await run_crawl(crawler, quiet=quiet, verbose=verbose)
             finally:
                 if following is not None:
                     following.cancel()
@@ -205,7 +207,13 @@ async def work(
     if refused is not None:
         raise refused
     if not quiet:
-        print(summary(crawler.stats), file=sys.stderr)
+        from ..frontier._redis_crawl import redact
+
+        rest = (
+            f"sitecrawl export --redis {redact(frontier.url)} --crawl-id {frontier.crawl_id}"
+            " -o pages.csv (error, error_kind)"
+        )
+        print(summary(crawler.stats, rest), file=sys.stderr)
         if status is not None:
             print(status_line(frontier, status), file=sys.stderr)
     if lost is not None:
