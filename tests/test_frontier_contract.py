@@ -197,7 +197,7 @@ async def test_a_resumed_or_joined_crawl_takes_or_refuses_the_stored_aim(
 ) -> None:
     """One policy for every durable backend, applied by the crawler: the same exception and
     message whichever stores the crawl."""
-    from sitecrawl import AsyncCrawler, CrawlConfig, Requests, Rules
+    from sitecrawl import AsyncCrawler, CrawlConfig, Render, Requests, Rules
     from sitecrawl._exceptions import ResumeRefused
     from sitecrawl.parse._extraction import Extraction
 
@@ -229,6 +229,11 @@ async def test_a_resumed_or_joined_crawl_takes_or_refuses_the_stored_aim(
             ),
             "this crawl began with -x h=css:h1, not -x t=css:title: run it with the same"
             " extraction rules (or none, to take them), or start over with --fresh",
+        ),
+        (
+            CrawlConfig(base_url=BASE_URL, render=Render(mode="auto"), requests=token),
+            "this crawl began with --render never, not --render auto: run it with the same"
+            " rendering (or none, to take it), or start over with --fresh",
         ),
     ]
     for config, message in refusals:

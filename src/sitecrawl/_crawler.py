@@ -455,8 +455,10 @@ class AsyncCrawler(CourseAPI):
             logger.warning("%s", notes[-1])
 
     async def _record(self, request: Request, page: Page) -> None:
-        if logger.isEnabledFor(logging.DEBUG):  # -v: one line per request
-            logger.debug("%s", request_line(page))
+        if logger.isEnabledFor(logging.DEBUG):  # one record per page; -v prints its line
+            error = page.error or "ok"
+            line = {"request_line": request_line(page)}
+            logger.debug("page %s %s: %s", page.status, page.url, error, extra=line)
         stats = self.stats
         stats.pages += 1
         stats.statuses[304 if page.revalidated else page.status] += 1

@@ -2,7 +2,8 @@
 
 Warnings: a robots.txt Crawl-delay capped, a robots.txt that could not be read (the origin is
 disallowed for now), a request given up after its retries. Debug: one record per page
-(:func:`request_line`; ``sitecrawl crawl -v`` prints them on stderr). The
+(``page 200 URL: ok``; its ``request_line`` attribute, :func:`request_line`, is what
+``sitecrawl crawl -v`` prints on stderr). The
 logger has a :class:`logging.NullHandler` only, as a library's should: nothing is printed
 unless the application configures logging (``logging.basicConfig()``, or a handler on
 ``logging.getLogger("sitecrawl")``). The command line prints its own summary instead.

@@ -9,8 +9,8 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
@@ -401,3 +401,31 @@ async def run_crawl(crawler: AsyncCrawler, *, quiet: bool, verbose: bool = False
     except asyncio.CancelledError:
         return True
     return crawler.interrupted
+
+
+@contextmanager
+def verbose(args: argparse.Namespace) -> Iterator[None]:
+    """``-v``: the ``sitecrawl`` logger's records (one per request) on stderr meanwhile."""
+    if not getattr(args, "verbose", False) or args.quiet:
+        yield
+        return
+    import logging
+
+    from .._log import logger
+
+    class RequestLines(logging.Formatter):
+        """A page's record as its request line (``_log.request_line``), others as they are."""
+
+        def format(self, record: logging.LogRecord) -> str:
+            return getattr(record, "request_line", None) or record.getMessage()
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RequestLines())
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

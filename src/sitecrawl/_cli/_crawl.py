@@ -26,6 +26,7 @@ from ._common import (
     run_async,
     run_crawl,
     start_page_failed,
+    verbose,
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._outputs import check_outputs, check_writable, open_sinks, write_pages
@@ -319,28 +320,6 @@ def _where_failures_are(state: SqliteFrontier | None, outputs: list[str] | None)
         return f"sitecrawl export {shlex.quote(state.path)} -o pages.csv (error, error_kind)"
     files = [name for name in outputs or () if name != "-"]
     return f"the error and error_kind of {', '.join(files)}" if files else None
-
-
-@contextmanager
-def verbose(args: argparse.Namespace) -> Iterator[None]:
-    """``-v``: the ``sitecrawl`` logger's records (one per request) on stderr meanwhile."""
-    if not getattr(args, "verbose", False) or args.quiet:
-        yield
-        return
-    import logging
-
-    from .._log import logger
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def _ended(crawl: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_processes_option, count, run_async
+from ._common import add_processes_option, count, run_async, verbose
 from ._redis import add_redis_options, add_worker_options
 from ._requests import add_request_options, requests_from_args
 
@@ -25,6 +25,7 @@ def add_command(commands: Any) -> None:
     add_processes_option(worker, default=1)
     add_worker_options(worker)
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    worker.add_argument("-v", "--verbose", action="store_true", help="log each request on stderr")
     # The crawl's credentials are not stored in Redis: a worker is given them again.
     add_request_options(worker)
     worker.set_defaults(handler=_execute)
@@ -47,6 +48,14 @@ def _execute(args: argparse.Namespace) -> int:
                 max_concurrency=args.concurrency,
                 processes=args.processes,
             )
-            return await work(frontier, config, [], per_host=per_host(stored), quiet=args.quiet)
+            return await work(
+                frontier,
+                config,
+                [],
+                per_host=per_host(stored),
+                quiet=args.quiet,
+                verbose=args.verbose,
+            )
 
-    return run_async(run())
+    with verbose(args):
+        return run_async(run())

@@ -11,7 +11,9 @@ that gives none takes the stored one (and says so); one that gives another is re
 :class:`~sitecrawl._exceptions.ResumeRefused` (the queue, the links seen and the pages stored
 so far were decided by the stored one). Credentials are stored by name only: a run is given
 them again or refused. The rest (concurrency, processes, page and depth limits, timeouts,
-politeness, user agent, render tabs and timeout, proxy) is the run's own.
+politeness, user agent, render tabs and timeout, proxy) is a resumed run's own; a process
+joining a shared crawl brings only its concurrency, processes and credentials
+(:func:`decode`, :func:`joined`): one politeness and one page budget hold for all workers.
 """
 
 from __future__ import annotations
@@ -75,7 +77,6 @@ def decode(
     limits = dict(stored.get("limits") or {})
     if max_concurrency is not None:
         limits["max_concurrency"] = max_concurrency
-    render = dict(stored.get("render") or {})
     return CrawlConfig(
         base_url=stored["base_url"],
         start_urls=tuple(stored.get("start_urls") or ()),
@@ -88,7 +89,7 @@ def decode(
         subdomains=bool(stored.get("subdomains", False)),
         processes=processes or 1,
         extract=tuple(Rule(**rule) for rule in stored.get("extract") or ()),
-        render=Render(**render),
+        render=render_here(stored),
     )
 
 
@@ -126,10 +127,9 @@ def _extract(rules: list[dict[str, Any]]) -> str:
     words = []
     for rule in rules:
         words += ["-x", shlex.quote(f"{rule['name']}={rule['spec']}")]
-        if rule.get("type") or rule.get("when"):
-            words.append(
-                f"({', '.join(f'{k} {rule[k]}' for k in ('type', 'when') if rule.get(k))})"
-            )
+        more = [f"{key} {rule[key]}" for key in ("type", "when") if rule.get(key)]
+        if more:
+            words.append(f"({', '.join(more)})")
     return " ".join(words) or "no extraction rules"
 
 
@@ -140,22 +140,29 @@ def _take_extract(config: CrawlConfig, value: Any, stored: Mapping[str, Any]) ->
 
 
 def _take_render(config: CrawlConfig, value: Any, stored: Mapping[str, Any]) -> CrawlConfig:
-    """The stored rendering, with a browser this machine has (the run's, the stored one,
-    else Chromium on PATH); refused, naming what to install, when it has none."""
+    return replace(config, render=render_here(stored, config.render.browser))
+
+
+def render_here(stored: Mapping[str, Any], browser: str | None = None) -> Render:
+    """The stored crawl's rendering on this machine, with the first browser it has of
+    ``browser``, the one the crawl was started with and Chromium on PATH; refused, naming
+    what to install, when it has none."""
     from .._exceptions import ConfigError
     from ..render._browser import find_browser
 
-    render = {**stored["render"], "browser": None}
-    browsers = dict.fromkeys([config.render.browser, stored["render"].get("browser"), None])
+    render = dict(stored.get("render") or {})
+    if render.get("mode", "never") == "never":
+        return Render(**render)
     error: ConfigError | None = None
-    for browser in browsers:
+    for candidate in dict.fromkeys([browser, render.get("browser"), None]):
         try:
-            find_browser(Render(**{**render, "browser": browser}))
+            here = Render(**{**render, "browser": candidate})
+            find_browser(here)
         except ConfigError as exc:
             error = error or exc
         else:
-            return replace(config, render=Render(**{**render, "browser": browser}))
-    raise ResumeRefused(f"this crawl renders pages (--render {value}): {error}", path="")
+            return here
+    raise ResumeRefused(f"this crawl renders pages (--render {render['mode']}): {error}", path="")
 
 
 #: The stored options of a crawl's aim, one row each: a new one is one row.
