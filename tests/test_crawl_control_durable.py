@@ -88,7 +88,7 @@ def check_the_shared_crawl(
     # Joining with other rules is refused; without any, the stored ones are taken.
     argv = ["crawl", shop.url, "--redis", server.url, "--crawl-id", "shop", "-q"]
     assert main([*argv, "--exclude", "x"]) == 2
-    assert "crawl in Redis began with --exclude '[?&]sort='" in capsys.readouterr().err
+    assert "this crawl began with --exclude '[?&]sort='" in capsys.readouterr().err
 
 
 def test_shop_killed_with_sigkill_resumes_with_the_stored_rules(

@@ -119,6 +119,36 @@ def test_the_state_file_stores_values_and_rules_for_a_resume_and_export(
             assert rows[record["url"]]["x:n"] == str(want["tag_count"])
 
 
+@pytest.mark.parametrize("store", ["sqlite", "redis"])
+def test_a_resume_or_join_with_other_extraction_rules_is_refused(
+    store: str, serve: ServeFn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Extraction rules are stored with the crawl, and a run of it takes them or is refused,
+    as its rules are: a SQLite resume and a Redis join alike (same line, same exit code)."""
+    from redis_server import shared_server
+
+    site = serve(shop_app(30))
+    where = ["--state", str(tmp_path / "shop.db")]
+    if store == "redis":
+        where = ["--redis", shared_server().url, "--crawl-id", tmp_path.name]
+    assert main(["crawl", site.url, *where, "-q", "-n", "10", "-x", "h=css:h1.name"]) == 0
+    fetched = len(site.traffic.paths)
+    capsys.readouterr()
+    assert main(["crawl", site.url, *where, "-x", "t=css:title"]) == 2
+    assert capsys.readouterr().err == (
+        "sitecrawl: error: this crawl began with -x h=css:h1.name, not -x t=css:title: run it"
+        " with the same extraction rules (or none, to take them), or start over with --fresh\n"
+    )
+    assert len(site.traffic.paths) == fetched
+    # Without -x: the stored rules are taken (and said); every page has their values.
+    assert main(["crawl", site.url, *where, "-o", "all.jsonl"]) == 0
+    err = capsys.readouterr().err
+    assert "resumed with the extraction rules this crawl began with: -x h=css:h1.name" in err
+    records = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()]
+    assert len(records) == (31 if store == "sqlite" else 10)  # Redis keeps the crawl's -n
+    assert all(set(record["extracted"]) == {"h"} for record in records)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -216,12 +246,12 @@ def test_the_extract_command_obeys_robots_and_needs_a_rule(
 
 
 def test_the_rules_go_to_redis_workers_with_the_crawls_config() -> None:
-    from sitecrawl._cli._redis import config_from_dict, config_to_dict
     from sitecrawl._config import CrawlConfig
+    from sitecrawl.control._stored import decode, encode
 
     rules = Extraction.from_specs(
         {"p": {"spec": "css:.price@data-price", "type": "float", "when": "/p/"}, "x": "xpath://h1"}
     ).rules
     config = CrawlConfig(base_url="http://shop.test/", extract=rules)
-    stored = json.loads(json.dumps(config_to_dict(config)))  # as Redis keeps it
-    assert config_from_dict(stored).extract == rules
+    stored = json.loads(json.dumps(encode(config)))  # as Redis keeps it
+    assert decode(stored).extract == rules

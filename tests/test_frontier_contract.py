@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from frontier_backends import BACKENDS, DURABLE, Backend
+from frontier_backends import BACKENDS, BASE_URL, DURABLE, Backend
 from sitecrawl import Page, Request
 from sitecrawl._urls import parse_base_url, url_key
 from sitecrawl.frontier import Frontier, FrontierStats
@@ -189,3 +189,61 @@ async def test_saved_options_survive_close_and_reopen(durable: Backend, tmp_path
     async with durable.make(tmp_path) as frontier:
         assert frontier.options == {"start_redirects": {"http://c/": "http://d/"}}
         assert (await frontier.stats()).queued == 1
+
+
+@pytest.mark.parametrize("durable", DURABLE, ids=lambda backend: backend.name)
+async def test_a_resumed_or_joined_crawl_takes_or_refuses_the_stored_aim(
+    durable: Backend, tmp_path: Path
+) -> None:
+    """One policy for every durable backend, applied by the crawler: the same exception and
+    message whichever stores the crawl."""
+    from sitecrawl import AsyncCrawler, CrawlConfig, Render, Requests, Rules
+    from sitecrawl._exceptions import ResumeRefused
+    from sitecrawl.parse._extraction import Extraction
+
+    extract = Extraction.from_specs({"h": "css:h1"}).rules
+    token = Requests(headers=(("X-Token", "secret"),))
+    began = CrawlConfig(
+        base_url=BASE_URL, rules=Rules(exclude=("x",)), extract=extract, requests=token
+    )
+    async with AsyncCrawler(BASE_URL, config=began, frontier=durable.make(tmp_path)):
+        pass  # a new crawl: the crawler stores its config
+    assert "secret" not in str(durable.make(tmp_path).config)
+    none = CrawlConfig(base_url=BASE_URL, requests=token)
+    refusals = [
+        (
+            CrawlConfig(base_url=BASE_URL),
+            "this crawl began with credentials that are not stored: give them again with"
+            " -H 'x-token: ...'",
+        ),
+        (
+            CrawlConfig(base_url=BASE_URL, rules=Rules(exclude=("y",)), requests=token),
+            "this crawl began with --exclude x, not --exclude y: run it with the same rules (or"
+            " none, to take them), or start over with --fresh",
+        ),
+        (
+            CrawlConfig(
+                base_url=BASE_URL,
+                extract=Extraction.from_specs({"t": "css:title"}).rules,
+                requests=token,
+            ),
+            "this crawl began with -x h=css:h1, not -x t=css:title: run it with the same"
+            " extraction rules (or none, to take them), or start over with --fresh",
+        ),
+        (
+            CrawlConfig(base_url=BASE_URL, render=Render(mode="auto"), requests=token),
+            "this crawl began with --render never, not --render auto: run it with the same"
+            " rendering (or none, to take it), or start over with --fresh",
+        ),
+    ]
+    for config, message in refusals:
+        with pytest.raises(ResumeRefused) as refused:
+            async with AsyncCrawler(BASE_URL, config=config, frontier=durable.make(tmp_path)):
+                pass
+        assert str(refused.value) == message
+    async with AsyncCrawler(BASE_URL, config=none, frontier=durable.make(tmp_path)) as crawler:
+        assert crawler.config.rules == began.rules and crawler.config.extract == extract
+        assert crawler.stats.notes == [
+            "resumed with the rules this crawl began with: --exclude x",
+            "resumed with the extraction rules this crawl began with: -x h=css:h1",
+        ]

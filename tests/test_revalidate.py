@@ -110,3 +110,37 @@ def test_a_second_crawl_revalidates_and_transfers_only_the_changed_bodies(
         assert site.body_bytes >= first
     finally:
         server.stop()
+
+
+def test_a_revalidated_recrawl_counts_its_304s_and_the_bytes_it_received(
+    site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30 (9): every unchanged page of a re-crawl is a 304, said as such in the summary
+    and the report (not ``200``), and only the bodies sent are counted as received."""
+    import re
+
+    server = ServerThread(site.app()).start()
+    try:
+        state = str(tmp_path / "s.db")
+        argv = ["crawl", server.url, "--state", state]
+        assert main(argv) == 0
+        first = capsys.readouterr().err
+        site.edited = {0, 50}
+        assert main(argv) == 0
+        second = capsys.readouterr().err
+    finally:
+        server.stop()
+    assert f"200: {PAGES + 1}" in first and "304" not in first
+    # The root and the two edited pages sent a body; the others a 304.
+    assert "200: 3 · 304 (not modified: record kept): 98 ·" in second
+
+    def received(summary: str) -> float:
+        found = re.search(r"received: ([\d.,]+) kB", summary)
+        assert found is not None, summary
+        return float(found[1].replace(",", ""))
+
+    assert received(second) * 10 < received(first)
+    report = tmp_path / "r.html"
+    assert main(["report", state, "-o", str(report), "-q"]) == 0
+    text = report.read_text(encoding="utf-8")
+    assert '>98</div><div class="label">of them 304 not modified (record kept)<' in text

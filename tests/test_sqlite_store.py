@@ -397,3 +397,109 @@ def test_export_streams_a_table_from_the_state_file(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert out.read_text(encoding="utf-8").count("\n") == 1500 * 20
     assert peak < whole / 4, (peak, whole)
+
+
+async def _rendered_page_state(path: Path, links: int) -> None:
+    """A state file of one rendered page with ``links`` links, JavaScript's every other one."""
+    url = "http://site.test/"
+    targets = [f"{url}p/{i}" for i in range(links)]
+    page = Page(url=url, final_url=url, status=200, rendered=True, js_links=targets[::2])
+    page.links = [(target, "t", "", "a") for target in targets]
+    page.links.append(("http://site.test/i.png", "", "", "img"))
+    async with SqliteFrontier(path, base_url=url) as store:
+        await store.add([Request(url=url, key="site.test/")])
+        request = await store.next()
+        assert request is not None
+        await store.mark_done(request, page)
+
+
+def _view_steps(path: Path) -> int:
+    """SQLite virtual-machine steps (in thousands) to read every link with its origin: the
+    work the view does, counted, not timed."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    conn = sqlite3.connect(path)
+    try:
+        conn.set_progress_handler(count, 1000)
+        rows = conn.execute("SELECT target, kind, origin FROM links").fetchall()
+    finally:
+        conn.close()
+    origins = [origin for _, kind, origin in rows if kind == "a"]
+    assert origins == ["js", "html"] * (len(origins) // 2)  # every other one added by JS
+    assert rows[-1][1:] == ("img", "html")
+    return steps
+
+
+async def test_the_links_views_origin_is_linear_in_the_links(tmp_path: Path) -> None:
+    """Issue 30 (25): ``origin`` read a page's ``js_links`` once per link (quadratic: 99 s for
+    one page of 9,947 links). Twice the links must cost about twice the work."""
+    await _rendered_page_state(tmp_path / "small.db", 1000)
+    await _rendered_page_state(tmp_path / "big.db", 2000)
+    small, big = _view_steps(tmp_path / "small.db"), _view_steps(tmp_path / "big.db")
+    assert big < 3 * small, (small, big)
+
+
+#: The ``links`` view sitecrawl wrote before issue 30 (its ``origin`` quadratic).
+QUADRATIC_LINKS = """CREATE VIEW links (source, position, target, text, rel, kind, origin) AS
+    SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+           json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a'),
+           CASE WHEN p.rendered AND coalesce(json_extract(j.value, '$[3]'), 'a') = 'a'
+                     AND json_extract(j.value, '$[0]')
+                         IN (SELECT value FROM json_each(p.js_links))
+                THEN 'js' ELSE 'html' END
+    FROM pages AS p, json_each(p.links) AS j"""
+
+
+async def test_an_older_links_view_is_replaced_on_opening(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    await _rendered_page_state(path, 1000)
+    conn = sqlite3.connect(path)
+    conn.executescript(f"DROP VIEW images; DROP VIEW links; {QUADRATIC_LINKS};")
+    conn.close()
+    async with SqliteFrontier(path, create=False):
+        pass
+    conn = sqlite3.connect(path)
+    try:
+        views = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view'"))
+    finally:
+        conn.close()
+    assert set(views) == {"links", "images"} and views["links"] != QUADRATIC_LINKS
+    await _rendered_page_state(tmp_path / "new.db", 1000)
+    assert _view_steps(path) == _view_steps(tmp_path / "new.db")
+
+
+async def test_an_older_files_options_become_its_stored_config(tmp_path: Path) -> None:
+    """Before the stored-crawl codec a file kept its rules (and which credentials, extraction
+    rules, rendering) in ``options``, beside what the crawl learnt: opened, the first become
+    its ``config`` (which a resume is held to), the rest stay its ``options``."""
+    import json
+
+    from sitecrawl import CrawlConfig, Rules
+    from sitecrawl._exceptions import ResumeRefused
+
+    path = tmp_path / "old.db"
+    base = "http://site.test/"
+    async with SqliteFrontier(path, base_url=base) as store:
+        await store.add([Request(url=base, key="site.test/")])
+    old = {
+        "rules": {"exclude": ["x"]},
+        "requests": {"headers": [], "cookies": [], "auth": False},
+        "start_redirects": {base: "http://www.site.test/"},
+    }
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DELETE FROM meta WHERE name IN ('config', 'options')")
+        conn.execute("INSERT INTO meta VALUES ('options', ?)", (json.dumps(old),))
+    conn.close()
+    async with SqliteFrontier(path, base_url=base) as store:
+        assert store.options == {"start_redirects": {base: "http://www.site.test/"}}
+        assert store.config == {"rules": old["rules"], "requests": old["requests"]}
+    other = CrawlConfig(base_url=base, rules=Rules(exclude=("y",)))
+    with pytest.raises(ResumeRefused, match="began with --exclude x, not --exclude y"):
+        async with AsyncCrawler(base, config=other, state=path):
+            pass

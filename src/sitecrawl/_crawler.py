@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -27,9 +28,8 @@ from ._config import CrawlConfig, Requests
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError, FetchError
 from ._fetcher import FollowPolicy, RedirectTrail
-from ._json import dumps
-from ._log import logger
-from ._models import CrawlStats, Page, Request
+from ._log import logger, request_line
+from ._models import FAILURES_KEPT, CrawlStats, Page, Request
 from ._pagejob import PageJob
 from ._robots import RobotsRules
 from ._sitemaps import MAX_SITEMAP_BYTES, discover
@@ -37,13 +37,7 @@ from ._stack import FetchStack
 from ._urls import parse_base_url, split_host, url_key
 from .control._links import LinkTargets, TrapGuard
 from .control._rules import CrawlScope, LinkRules, default_scope
-from .control._stored import (
-    check_credentials,
-    origin_of,
-    render_to_take,
-    rules_to_take,
-    stored_options,
-)
+from .control._stored import encode, given_rules, origin_of, take_or_refuse
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
 from .parse._extraction import Extraction
 from .parse._pool import Parser
@@ -126,10 +120,7 @@ class AsyncCrawler(CourseAPI):
                 MemoryFrontier()
                 if state is None
                 else SqliteFrontier(
-                    state,
-                    base_url=self.base_url,
-                    options=stored_options(config),
-                    max_pages=config.limits.max_pages,
+                    state, base_url=self.base_url, max_pages=config.limits.max_pages
                 )
             )
         self.frontier: Frontier = frontier
@@ -177,7 +168,7 @@ class AsyncCrawler(CourseAPI):
     async def __aenter__(self) -> AsyncCrawler:
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(self.frontier)
-            self._take_stored_rules()
+            await self._take_stored()
             await stack.enter_async_context(self._stack)
             await stack.enter_async_context(self._parser)
             if self.config.render.mode != "never":
@@ -213,28 +204,28 @@ class AsyncCrawler(CourseAPI):
         )
         return LinkTargets(self.link_rules, guard)
 
-    def _take_stored_rules(self) -> None:
-        """A resumed crawl is given again the credentials it began with (only their names are
-        stored): a :class:`StateError` names those missing. It obeys the rules it began with
-        (:func:`~._aim.rules_to_take`)."""
-        options = self.frontier.options or {}
-        where = str(getattr(self.frontier, "path", ""))
-        check_credentials(options, self.config, where)
-        if not self.config.extract and options.get("extract"):
-            extraction = Extraction.from_json(dumps(options["extract"]))
-            self.config = replace(self.config, extract=extraction.rules)
-            self._parser.extraction = extraction
-        self.config = render_to_take(options, self.config, where)
-        rules = rules_to_take(options, self.config, where)
-        if rules is None:
+    async def _take_stored(self) -> None:
+        """A durable frontier's stored crawl: a new one stores this crawl's config; a resumed
+        or joined one is taken or refused (:func:`~.control._stored.take_or_refuse`: the
+        same aim, or none given and the stored one taken; the credentials given again)."""
+        frontier = self.frontier
+        if frontier.config is None:
+            if frontier.stores_pages:
+                await frontier.save_config(encode(self.config))
             return
-        self.config = replace(self.config, rules=rules, subdomains=False)
-        self.scope.reaim(self.config.scope_kind)
-        self._trusted.reaim(self.config.scope_kind)
-        self.link_rules = LinkRules(self.scope, rules)
-        self.stats.refused = self.link_rules.refused
-        self._targets = self._link_targets()
-        self.stats.notes.append(f"resumed with the rules this crawl began with: {rules.describe()}")
+        where = str(getattr(frontier, "path", None) or getattr(frontier, "crawl_id", ""))
+        resumed = take_or_refuse(frontier.config, self.config, where)
+        config, self.config = self.config, resumed.config
+        if config.extract != self.config.extract:
+            self._parser.extraction = Extraction(self.config.extract)
+        if given_rules(config) != given_rules(self.config):
+            self.scope.reaim(self.config.scope_kind)
+            self._trusted.reaim(self.config.scope_kind)
+            self.link_rules = LinkRules(self.scope, self.config.rules)
+            self.stats.refused = self.link_rules.refused
+            self._targets = self._link_targets()
+        for what, value in resumed.taken:
+            self.stats.notes.append(f"resumed with the {what} this crawl began with: {value}")
 
     def stop(self) -> None:
         """Stop taking new URLs (Ctrl-C); requests in flight finish and are recorded (a
@@ -477,10 +468,17 @@ class AsyncCrawler(CourseAPI):
             logger.warning("%s", notes[-1])
 
     async def _record(self, request: Request, page: Page) -> None:
-        logger.debug("page %s %s: %s", page.status, page.url, page.error or "ok")
+        if logger.isEnabledFor(logging.DEBUG):  # one record per page; -v prints its line
+            error = page.error or "ok"
+            line = {"request_line": request_line(page)}
+            logger.debug("page %s %s: %s", page.status, page.url, error, extra=line)
         stats = self.stats
         stats.pages += 1
-        stats.statuses[page.status] += 1
+        stats.statuses[304 if page.revalidated else page.status] += 1
+        if page.revalidated:
+            stats.revalidated += 1
+        else:
+            stats.received_bytes += page.size_bytes or 0
         stats.retries = self._client.retries
         if page.error_kind == BlockedByRobots.kind:
             stats.blocked += 1
@@ -489,6 +487,8 @@ class AsyncCrawler(CourseAPI):
         self._keep(request.key, page)
         if page.error is not None:
             stats.errors += 1
+            if len(stats.failures) < FAILURES_KEPT:
+                stats.failures.append((page.url, page.error_kind, page.status))
             if self._on_error is not None:
                 await _call(self._on_error, page)
         if self._on_page is not None:

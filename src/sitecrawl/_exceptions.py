@@ -8,8 +8,11 @@
     │   └── MissingExtra           an optional dependency is not installed; carries ``extra=``
     │                              (its message names the ``pip install`` command)
     ├── StateError                 a crawl state file sitecrawl cannot use: corrupt, locked by a
-    │                              running crawl, not a sitecrawl file, a newer schema, made for
-    │                              another site; carries ``path=``
+    │   │                          running crawl, not a sitecrawl file, a newer schema, made for
+    │   │                          another site; carries ``path=``
+    │   └── ResumeRefused          a resumed or joined crawl given other rules, extraction
+    │                              rules or rendering than it began with, or not given its
+    │                              credentials again (:mod:`sitecrawl.control._stored`)
     ├── ParseError                 parse                  a fetched body the HTML parser could
     │   │                                                 not read, or whose parse and
     │   │                                                 extraction rules passed the parse
@@ -97,6 +100,12 @@ class StateError(SitecrawlError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class ResumeRefused(StateError):
+    """A run of a stored crawl (a resume, a worker joining) was given another aim than the
+    crawl began with, or lacks its credentials; ``path`` names the state file or Redis crawl.
+    Nothing was fetched."""
 
 
 class FetchError(SitecrawlError):

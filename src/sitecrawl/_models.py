@@ -138,6 +138,10 @@ PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page) if f.metadata.
 _record_values = attrgetter(*PAGE_FIELDS)
 
 
+#: How many failed pages :class:`CrawlStats` names (the summary says how many more).
+FAILURES_KEPT = 5
+
+
 @dataclass(slots=True)
 class CrawlStats:
     """Running totals of one crawl, for progress displays and the summary."""
@@ -154,7 +158,13 @@ class CrawlStats:
     resumed: int = 0  # pages done by earlier runs of a durable frontier
     #: Extraction rule -> pages whose value could not be converted to the rule's type.
     unconverted: Counter[str] = field(default_factory=Counter)
+    #: Pages by status; a page revalidated by a ``304`` (its previous record kept) is a 304.
     statuses: Counter[int | None] = field(default_factory=Counter)
+    revalidated: int = 0  # pages whose previous record a 304 confirmed
+    #: Body bytes received by this run (a revalidated page's: none).
+    received_bytes: int = 0
+    #: The first :data:`FAILURES_KEPT` pages with an error: ``(url, error_kind, status)``.
+    failures: list[tuple[str, str | None, int | None]] = field(default_factory=list)
     #: Pages rendered in Chromium, by why (``always``, ``empty root``, ``template``, ...).
     rendered: Counter[str] = field(default_factory=Counter)
     #: Rendered pages whose render was cut off at the render timeout (``render_complete``).

@@ -18,16 +18,22 @@ if TYPE_CHECKING:
     from .audit._linkcheck import LinkChecker
 
 
-def summary(stats: CrawlStats) -> str:
-    """``1,234 pages in 2.1 s (587.6 pages/s) · 200: 1,230 · 404: 4 · errors: 4``."""
+def summary(stats: CrawlStats, rest: str | None = None) -> str:
+    """``1,234 pages in 2.1 s (587.6 pages/s) · 200: 1,230 · 404: 4 · errors: 4 · ...``, then
+    the first failed pages and, when there are more, ``rest``: where to find them all (the
+    export command)."""
     parts = [
         f"{stats.pages:,} pages in {stats.elapsed:.1f} s ({stats.pages_per_second:,.1f} pages/s)"
     ]
     if stats.resumed:
         parts[0] = f"resumed after {stats.resumed:,} pages: " + parts[0]
     statuses = sorted(stats.statuses.items(), key=lambda item: (item[0] is None, item[0] or 0))
-    parts += [f"{status or 'no response'}: {count:,}" for status, count in statuses]
+    for status, count in statuses:
+        name = "304 (not modified: record kept)" if status == 304 and stats.revalidated else status
+        parts.append(f"{name or 'no response'}: {count:,}")
     parts.append(f"errors: {stats.errors:,}")
+    if stats.pages:
+        parts.append(f"received: {size_text(stats.received_bytes)}")
     if stats.blocked:
         parts.append(f"blocked by robots.txt: {stats.blocked:,}")
     if stats.retries:
@@ -62,23 +68,67 @@ def summary(stats: CrawlStats) -> str:
             "not of their rule's type (null): "
             + " · ".join(f"{rule}: {count:,}" for rule, count in sorted(stats.unconverted.items()))
         )
+    lines += failures(stats, rest)
     return "\n".join(printable(line) for line in [*lines, *stats.notes])
 
 
+def failures(stats: CrawlStats, rest: str | None = None) -> list[str]:
+    """The failed pages the summary names: a header, the first few (URL, kind, status), and
+    how many more with ``rest``, where they all are."""
+    if not stats.errors:
+        return []
+    lines = [f"failed: {stats.errors:,} page{'s' * (stats.errors != 1)}"]
+    for url, kind, status in stats.failures:
+        lines.append(f"  {url}  {kind or 'error'}{f' {status}' if status else ''}")
+    more = stats.errors - len(stats.failures)
+    if more > 0:
+        lines.append(f"  and {more:,} more" + (f": {rest}" if rest else ""))
+    return lines
+
+
+def size_text(count: int) -> str:
+    """Bytes for people: ``812 B``, ``12.3 kB``, ``255.9 MB``."""
+    size = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1000
+    raise AssertionError("unreachable")
+
+
+def crawl_line(crawler: AsyncCrawler, queued: int, in_flight: int) -> str:
+    """``1,234 pages · 58/s · 300 queued · 8 in flight · 3 errors · 20 s``, and why a host
+    waits, and whether the crawl is stopping."""
+    stats = crawler.stats
+    line = (
+        f"{stats.pages:,} pages · {stats.pages_per_second:,.0f}/s · {queued:,} queued · "
+        f"{in_flight} in flight · {stats.errors:,} errors · {stats.elapsed:,.0f} s"
+    )
+    waits = crawler.throttle.reasons()
+    if waits:
+        host, why = next(iter(waits.items()))
+        more = f" (+{len(waits) - 1} hosts)" if len(waits) > 1 else ""
+        line += f" · {host}: {why}{more}"
+    if crawler.stopped:
+        line += " · stopping"
+    return printable(line)
+
+
 class LiveProgress:
-    """Redraws pages, pages/s, queued and errors four times a second while a crawl runs."""
+    """The crawl's progress on stderr while it runs: on a terminal a line redrawn four times
+    a second; without one (a CI log, ``-v``), a line every :data:`CRAWL_LINE_EVERY` seconds
+    (as the link checks do), so a log shows the crawl is alive."""
 
-    def __init__(self, crawler: AsyncCrawler, stream: TextIO = sys.stderr) -> None:
-        from rich.console import Console
-        from rich.live import Live
-
+    def __init__(
+        self, crawler: AsyncCrawler, stream: TextIO | None = None, *, live: bool = True
+    ) -> None:
         self._crawler = crawler
-        self._live = Live(console=Console(file=stream), transient=True, auto_refresh=False)
+        self._stream = sys.stderr if stream is None else stream
+        self._live = live
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> LiveProgress:
-        self._live.start()
-        self._task = asyncio.create_task(self._refresh())
+        self._task = asyncio.create_task(self._redraw() if self._live else self._lines())
         return self
 
     async def __aexit__(
@@ -91,31 +141,29 @@ class LiveProgress:
             self._task.cancel()
             # A frontier that failed (a lost Redis) fails the crawl too, which says so.
             await asyncio.gather(self._task, return_exceptions=True)
-        self._live.stop()
 
-    async def _refresh(self) -> None:
-        from rich.markup import escape
+    async def _line(self) -> str:
+        frontier = await self._crawler.frontier.stats()
+        return crawl_line(self._crawler, frontier.queued, frontier.in_flight)
+
+    async def _lines(self) -> None:
+        while True:
+            await asyncio.sleep(CRAWL_LINE_EVERY)
+            print(await self._line(), file=self._stream, flush=True)
+
+    async def _redraw(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
         from rich.text import Text
 
-        while True:
-            stats = self._crawler.stats
-            frontier = await self._crawler.frontier.stats()
-            line = (
-                f"[bold]{stats.pages:,}[/] pages · {stats.pages_per_second:,.0f}/s · "
-                f"{frontier.queued:,} queued · {frontier.in_flight} in flight · "
-                f"[red]{stats.errors:,}[/] errors · {stats.elapsed:,.0f} s"
-            )
-            waits = self._crawler.throttle.reasons()
-            if waits:
-                host, why = next(iter(waits.items()))
-                more = f" (+{len(waits) - 1} hosts)" if len(waits) > 1 else ""
-                line += f" · [cyan]{escape(printable(f'{host}: {why}'))}[/]{more}"
-            if self._crawler.stopped:
-                line += " · [yellow]stopping[/]"
-            self._live.update(Text.from_markup(line), refresh=True)
-            await asyncio.sleep(0.25)
+        with Live(console=Console(file=self._stream), transient=True, auto_refresh=False) as live:
+            while True:
+                live.update(Text(await self._line()), refresh=True)
+                await asyncio.sleep(0.25)
 
 
+#: Without a terminal, the crawl's progress is one line this often, in seconds.
+CRAWL_LINE_EVERY = 5.0
 #: Without a terminal (a CI log), the check's progress is one line this often, in seconds.
 CHECK_LINE_EVERY = 5.0
 

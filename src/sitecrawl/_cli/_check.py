@@ -101,12 +101,9 @@ def _execute(args: argparse.Namespace) -> int:
         trial.discard()
     state = None
     if args.state:
-        from ..control._stored import stored_options
         from ..frontier import SqliteFrontier
 
-        state = SqliteFrontier(
-            args.state, base_url=base_url, fresh=args.fresh, options=stored_options(config)
-        )
+        state = SqliteFrontier(args.state, base_url=base_url, fresh=args.fresh)
     return run_async(_check(config, base_url, state, args))
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
@@ -100,17 +100,46 @@ async def ctrl_c_stops(crawler: AsyncCrawler, *, quiet: bool) -> AsyncIterator[N
         _signals.install()
 
 
-async def run_crawl(crawler: AsyncCrawler, *, quiet: bool) -> bool:
-    """``crawler.crawl()`` with live progress when stderr is a terminal; True when Ctrl-C
+async def run_crawl(crawler: AsyncCrawler, *, quiet: bool, verbose: bool = False) -> bool:
+    """``crawler.crawl()`` with its progress on stderr (a live line on a terminal, else, or
+    with ``verbose`` logging each request there, a line every few seconds); True when Ctrl-C
     ended it early."""
     from .._progress import LiveProgress
 
     try:
-        if not quiet and sys.stderr.isatty():
-            async with LiveProgress(crawler):
-                await crawler.crawl()
-        else:
+        if quiet:
             await crawler.crawl()
+        else:
+            async with LiveProgress(crawler, live=sys.stderr.isatty() and not verbose):
+                await crawler.crawl()
     except asyncio.CancelledError:
         return True
     return crawler.interrupted
+
+
+@contextmanager
+def verbose(args: argparse.Namespace) -> Iterator[None]:
+    """``-v``: the ``sitecrawl`` logger's records (one per request) on stderr meanwhile."""
+    if not getattr(args, "verbose", False) or args.quiet:
+        yield
+        return
+    import logging
+
+    from .._log import logger
+
+    class RequestLines(logging.Formatter):
+        """A page's record as its request line (``_log.request_line``), others as they are."""
+
+        def format(self, record: logging.LogRecord) -> str:
+            return getattr(record, "request_line", None) or record.getMessage()
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RequestLines())
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

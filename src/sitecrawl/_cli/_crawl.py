@@ -25,6 +25,7 @@ from ._common import (
     run_async,
     run_crawl,
     start_page_failed,
+    verbose,
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._options import add_crawl_options, config_from_args
@@ -39,6 +40,24 @@ if TYPE_CHECKING:
     from .._models import CrawlStats, Page
     from ..frontier import SqliteFrontier
     from ..sinks import Sink
+
+
+#: Crawls a state file keeps by default: the current one, the previous one (revalidation,
+#: ``--diff``) and one more, so that the file stops growing after a few re-crawls.
+DEFAULT_KEEP = 3
+
+
+def _keep(text: str) -> int:
+    """``--keep N`` (at least 1), or ``all`` (0: every crawl)."""
+    if text == "all":
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of crawls or 'all', not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 crawl, not {value}")
+    return value
 
 
 def add_command(commands: Any) -> None:
@@ -68,10 +87,10 @@ def add_command(commands: Any) -> None:
     )
     crawl.add_argument(
         "--keep",
-        type=int,
+        type=_keep,
         metavar="N",
-        help="keep the last N crawls in the state file (default: every crawl); a run after a"
-        " finished crawl starts the next one",
+        help=f"keep the last N crawls in the state file (default {DEFAULT_KEEP}; 'all': every"
+        " crawl); a run after a finished crawl starts the next one",
     )
     crawl.add_argument(
         "--diff",
@@ -82,6 +101,12 @@ def add_command(commands: Any) -> None:
         "--report", metavar="FILE", help="at the end, write the crawl's HTML report to FILE"
     )
     crawl.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    crawl.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log each request on stderr (status, time, size, URL, error)",
+    )
     add_crawl_options(crawl)
     add_redis_options(crawl, required=False, lease=True, worker=True)
     crawl.set_defaults(handler=_execute)
@@ -90,8 +115,6 @@ def add_command(commands: Any) -> None:
 def _execute(args: argparse.Namespace) -> int:
     if args.no_state and (args.state or args.fresh or args.keep is not None or args.diff):
         raise UsageError("--no-state cannot be combined with --state, --fresh, --keep or --diff")
-    if args.keep is not None and args.keep < 1:
-        raise UsageError(f"--keep: at least 1 crawl, not {args.keep}")
     source = take_starts(args)
     config = config_from_args(args)
     if source is not None:
@@ -113,14 +136,14 @@ def _execute(args: argparse.Namespace) -> int:
     if args.report:
         check_writable(args.report)
     if args.redis is not None:
-        return seed_and_work(args, config, args.output)
+        with verbose(args):
+            return seed_and_work(args, config, args.output)
     if args.crawl_id is not None:
         raise UsageError("--crawl-id names a crawl in Redis: add --redis URL")
     with _signals.deferred():  # set-up and putting outputs in place: not stopped half-way
         state = None
         created = False  # this run made the state file
         if not args.no_state:
-            from ..control._stored import stored_options
             from ..frontier import SqliteFrontier
 
             path = args.state or default_state_path(config)
@@ -129,15 +152,15 @@ def _execute(args: argparse.Namespace) -> int:
                 path,
                 base_url=base_url,
                 fresh=args.fresh,
-                options=stored_options(config),
-                keep=args.keep,
+                keep=(args.keep or None) if args.keep is not None else DEFAULT_KEEP,
                 max_pages=config.limits.max_pages,
             )
         if args.report:  # the report reads every page's links
             config = replace(config, link_details=True)
         records = CrawlRecords(config.base_url) if args.report and state is None else None
         finished: list[CrawlStats] = []
-        code = run_async(_crawl_to_outputs(config, state, args, records, finished))
+        with verbose(args):
+            code = run_async(_crawl_to_outputs(config, state, args, records, finished))
         if state is not None and created and code != EXIT_INTERRUPTED and _nothing(finished):
             _remove_state(state.path)  # a crawl that reached nothing: nothing to resume
             return code
@@ -178,11 +201,17 @@ async def _crawl_to_outputs(
     try:
         from ..parse._extraction import stored_rules
 
-        extract = config.extract or stored_rules(state.options if state is not None else None)
+        extract = config.extract or stored_rules(state.config if state is not None else None)
         with open_sinks(args.output, extract=extract) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
-                config, [*sinks, *extra], state, quiet=args.quiet, finished=finished
+                config,
+                [*sinks, *extra],
+                state,
+                quiet=args.quiet,
+                finished=finished,
+                verbose=args.verbose,
+                outputs=args.output,
             )
     finally:
         if state is not None:
@@ -235,9 +264,12 @@ async def _crawl(
     quiet: bool,
     finished: list[CrawlStats] | None = None,
     stop_at: float | None = None,
+    verbose: bool = False,
+    outputs: list[str] | None = None,
 ) -> int:
     """Run the crawl; ``finished`` receives the crawl's stats. At ``stop_at``
-    (``time.monotonic()``) it stops as at Ctrl-C, and the summary says so."""
+    (``time.monotonic()``) it stops as at Ctrl-C, and the summary says so. The summary names
+    the first failed pages and where the others are (the state file, else ``outputs``)."""
     from .._crawler import AsyncCrawler
     from .._progress import summary
 
@@ -257,14 +289,16 @@ async def _crawl(
         keep_pages=False,
     )
     interrupted = True
+    kept = 0
     try:
         async with ctrl_c_stops(crawler, quiet=quiet), crawler:
             if state is not None:
                 await _resume(state, sinks, quiet=quiet)
             with _stops_at(crawler, stop_at):
-                interrupted = await run_crawl(crawler, quiet=quiet)
+                interrupted = await run_crawl(crawler, quiet=quiet, verbose=verbose)
             if state is not None:
                 state.add_crawl_time(crawler.stats.elapsed)
+                kept = len(state.crawls())
     except asyncio.CancelledError:  # a second stop signal before the crawl began
         task = asyncio.current_task()
         if not crawler.interrupted or task is None:
@@ -273,7 +307,9 @@ async def _crawl(
     if finished is not None:
         finished.append(crawler.stats)
     if not quiet:
-        print(summary(crawler.stats), file=sys.stderr)
+        print(summary(crawler.stats, _where_failures_are(state, outputs)), file=sys.stderr)
+        if state is not None and kept:
+            print(_state_size(state, kept), file=sys.stderr)
     if interrupted:
         if state is not None and not quiet:
             print(
@@ -301,6 +337,27 @@ async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> N
         print(line, file=sys.stderr)
     if stats.done and sinks:
         await write_pages(state.read_pages(), sinks)
+
+
+def _state_size(state: SqliteFrontier, kept: int) -> str:
+    """``state: site.db, 12.3 MB, 3 crawls kept``: how big the file is (with its WAL)."""
+    import os
+
+    from .._progress import size_text
+
+    size = 0
+    for suffix in ("", "-wal"):
+        with contextlib.suppress(OSError):
+            size += os.path.getsize(state.path + suffix)
+    return f"state: {state.path}, {size_text(size)}, {kept} crawl{'s' * (kept != 1)} kept"
+
+
+def _where_failures_are(state: SqliteFrontier | None, outputs: list[str] | None) -> str | None:
+    """Where a crawl's failed pages are all listed, for its summary."""
+    if state is not None:
+        return f"sitecrawl export {shlex.quote(state.path)} -o pages.csv (error, error_kind)"
+    files = [name for name in outputs or () if name != "-"]
+    return f"the error and error_kind of {', '.join(files)}" if files else None
 
 
 def _ended(crawl: dict[str, Any]) -> str:

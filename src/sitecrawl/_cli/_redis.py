@@ -26,7 +26,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from .._config import CrawlConfig, Render, Requests
+    from .._config import CrawlConfig
     from .._exceptions import StateError
     from .._models import Page
     from ..frontier._redis import CrawlStatus, RedisFrontier
@@ -81,75 +81,6 @@ def check_url(url: str) -> str:
     return url
 
 
-def config_to_dict(config: CrawlConfig) -> dict[str, Any]:
-    """The config as stored in Redis: of its requests' credentials, only which were given
-    (:meth:`~sitecrawl.Requests.shape`); no proxy (a worker's own)."""
-    stored = dataclasses.asdict(dataclasses.replace(config, extract=()))
-    stored["requests"] = config.requests.shape()
-    stored["extract"] = [rule.to_json() for rule in config.extract]
-    return stored
-
-
-def config_from_dict(
-    stored: dict[str, Any], requests: Requests | None = None, **local: Any
-) -> CrawlConfig:
-    """The config stored at seed time, with this worker's ``requests`` (its credentials and
-    proxy: a :class:`UsageError` when it lacks credentials the crawl began with; the site's
-    cookies are kept unless the crawl or this worker says ``--no-cookies``),
-    ``max_concurrency`` and ``processes`` when given."""
-    from .._config import CrawlConfig, Limits, Politeness, Requests, Timeouts
-    from ..control._rules import Rules
-    from ..parse._extraction import Rule
-    from ._requests import require_stored
-
-    shape = stored.get("requests") or {}
-    requests = requests or Requests()
-    require_stored(requests, shape, "the crawl in Redis")
-    requests = dataclasses.replace(
-        requests, keep_cookies=shape.get("keep_cookies", True) and requests.keep_cookies
-    )
-
-    limits = dict(stored["limits"])
-    if local.get("max_concurrency") is not None:
-        limits["max_concurrency"] = local["max_concurrency"]
-    return CrawlConfig(
-        base_url=stored["base_url"],
-        start_urls=tuple(stored.get("start_urls", ())),
-        rules=Rules.from_dict(stored.get("rules", {})),
-        limits=Limits(**limits),
-        timeouts=Timeouts(**stored["timeouts"]),
-        politeness=Politeness(**stored["politeness"]),
-        user_agent=stored["user_agent"],
-        requests=requests,
-        subdomains=stored["subdomains"],
-        processes=local.get("processes") or 1,
-        extract=tuple(Rule(**rule) for rule in stored.get("extract") or ()),
-        render=_render_here(stored.get("render")),
-        allow_private_redirects=stored.get("allow_private_redirects", False),
-    )
-
-
-def _render_here(stored: dict[str, Any] | None) -> Render:
-    """The crawl's rendering on this machine: its browser if it has the one the crawl was
-    started with, else Chromium on PATH; a :class:`UsageError` names what to install when
-    the crawl renders and this machine cannot."""
-    from .._config import Render
-    from .._exceptions import ConfigError
-    from ..render._browser import find_browser
-
-    render = Render(**stored) if stored else Render()
-    if render.mode == "never":
-        return render
-    for browser in dict.fromkeys([render.browser, None]):
-        try:
-            find_browser(dataclasses.replace(render, browser=browser))
-        except ConfigError as exc:
-            error = exc
-        else:
-            return dataclasses.replace(render, browser=browser)
-    raise UsageError(f"the crawl in Redis renders pages (--render {render.mode}): {error}")
-
-
 def crawl_id_of(text: str) -> str:
     """The crawl id ``text`` names: ``HOST:PORT`` is ``HOST_PORT`` (the default's form)."""
     return text.replace(":", "_")
@@ -167,10 +98,10 @@ def frontier_for(url: str, crawl_id: str, **options: Any) -> RedisFrontier:
         raise UsageError(str(exc)) from None
 
 
-def per_host(stored: dict[str, Any]) -> int:
+def per_host(stored: dict[str, Any] | None) -> int:
     """Requests in flight per host, all workers together: the seed's --per-host (not capped
     by one worker's --concurrency, as a single process's is)."""
-    return int(stored["politeness"]["per_host"])
+    return int((stored or {})["politeness"]["per_host"])
 
 
 def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: list[str]) -> int:
@@ -181,8 +112,10 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
 
     if args.state or args.no_state:
         raise UsageError("--redis keeps the crawl in Redis: drop --state / --no-state")
+    from ..control._stored import encode, joined
+
     crawl_id = crawl_id_of(args.crawl_id or split_host(config.base_url))
-    stored = {**config_to_dict(config), "lease_ttl": args.lease_ttl}
+    stored = {**encode(config), "lease_ttl": args.lease_ttl}
     frontier = frontier_for(
         args.redis,
         crawl_id,
@@ -195,23 +128,20 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
     async def run(sinks: list[Sink]) -> int:
         async with frontier:
             prepare(frontier)
-            rules_note = same_rules(frontier.config, config)
-            if not args.quiet:
-                if rules_note:
-                    print(rules_note, file=sys.stderr)
-                print(
-                    f"crawl {crawl_id} in Redis: add workers anywhere with"
-                    f" sitecrawl worker --redis {args.redis} --crawl-id {crawl_id}",
-                    file=sys.stderr,
-                )
-            local = config_from_dict(
-                frontier.config,
-                config.requests,
-                max_concurrency=config.limits.max_concurrency,
-                processes=config.processes,
+            hello = (
+                f"crawl {crawl_id} in Redis: add workers anywhere with"
+                f" sitecrawl worker --redis {args.redis} --crawl-id {crawl_id}"
             )
+            # The crawl's settings, with this command's aim: taken or refused by the crawler.
+            local = joined(frontier.config or stored, config)
             return await work(
-                frontier, local, sinks, per_host=per_host(frontier.config), quiet=args.quiet
+                frontier,
+                local,
+                sinks,
+                per_host=per_host(frontier.config),
+                quiet=args.quiet,
+                hello=hello,
+                verbose=args.verbose,
             )
 
     with open_sinks(sinks_paths, extract=config.extract) as sinks:
@@ -225,12 +155,15 @@ async def work(
     *,
     per_host: int,
     quiet: bool,
+    hello: str | None = None,
+    verbose: bool = False,
 ) -> int:
     """Crawl as one worker until the shared crawl is finished; with ``sinks``, write every
     page of the crawl (all workers') to them as it is stored. When the crawl loses its Redis,
-    say so in one line (and what ``-o`` holds) and return exit 1."""
+    say so in one line (and what ``-o`` holds) and return exit 1. ``hello`` is said once the
+    crawler has taken the crawl (a run it refuses says only why)."""
     from .._crawler import AsyncCrawler
-    from .._exceptions import StateError
+    from .._exceptions import ResumeRefused, StateError
     from .._progress import summary
     from .._terminal import printable
     from ..throttle._redis import RedisThrottle
@@ -249,12 +182,15 @@ async def work(
     failed: Page | None = None
     interrupted = False
     lost: StateError | None = None
+    refused: StateError | None = None
     try:
         async with ctrl_c_stops(crawler, quiet=quiet), crawler:
+            if hello is not None and not quiet:
+                print(hello, file=sys.stderr)
             following = asyncio.create_task(output.follow()) if sinks else None
             try:
                 async with throttle:  # its heartbeat renews this worker's tokens while it crawls
-                    interrupted = await run_crawl(crawler, quiet=quiet)
+                    interrupted = await run_crawl(crawler, quiet=quiet, verbose=verbose)
             finally:
                 if following is not None:
                     following.cancel()
@@ -263,10 +199,20 @@ async def work(
             status = await frontier.status()
             if not interrupted:
                 failed = await failed_start(frontier, status)
+    except* ResumeRefused as group:  # before anything was fetched: one line, exit 2
+        refused = _first(group)
     except* StateError as group:
         lost = _first(group)
+    if refused is not None:
+        raise refused
     if not quiet:
-        print(summary(crawler.stats), file=sys.stderr)
+        from ..frontier._redis_crawl import redact
+
+        rest = (
+            f"sitecrawl export --redis {redact(frontier.url)} --crawl-id {frontier.crawl_id}"
+            " -o pages.csv (error, error_kind)"
+        )
+        print(summary(crawler.stats, rest), file=sys.stderr)
         if status is not None:
             print(status_line(frontier, status), file=sys.stderr)
     if lost is not None:
@@ -278,23 +224,6 @@ async def work(
     if failed is not None:
         return start_page_failed(failed)
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
-
-
-def same_rules(stored: dict[str, Any], config: CrawlConfig) -> str | None:
-    """A crawl joined in Redis obeys the rules it was created with: a note when this command
-    gave none (they are taken), a :class:`UsageError` when it gave others (the queue was
-    decided by the stored ones)."""
-    from ..control._rules import Rules
-
-    rules = Rules.from_dict(stored.get("rules", {}))
-    if rules == config.rules:
-        return None
-    if config.rules != Rules():
-        raise UsageError(
-            f"crawl in Redis began with {rules.describe()}, not {config.rules.describe()}:"
-            " join it with the same rules (or none, to reuse them), or start over with --fresh"
-        )
-    return f"joined with the rules this crawl began with: {rules.describe()}"
 
 
 def _first(group: BaseException) -> StateError:
@@ -353,7 +282,7 @@ def status_line(frontier: RedisFrontier, status: CrawlStatus) -> str:
 
 def prepare(frontier: RedisFrontier) -> None:
     """Crawl-wide settings every worker takes from the stored config."""
-    stored = frontier.config
+    stored = frontier.config or {}
     frontier.lease_ttl = float(stored.get("lease_ttl", frontier.lease_ttl))
     frontier.max_pages = stored.get("limits", {}).get("max_pages")
 

@@ -94,14 +94,3 @@ def _env_proxies(env: Mapping[str, str]) -> dict[str, Any]:
         "https_proxy": get("https_proxy"),
         "no_proxy": tuple(host.strip() for host in no_proxy.split(",") if host.strip()),
     }
-
-
-def require_stored(requests: Requests, stored: dict[str, Any] | None, where: str) -> None:
-    """A resumed or joined crawl needs the credentials it began with, which were not stored:
-    a :class:`UsageError` naming the options that give them again."""
-    missing = requests.missing(stored)
-    if missing:
-        raise UsageError(
-            f"{where} began with credentials that are not stored: give them again with "
-            + ", ".join(missing)
-        )

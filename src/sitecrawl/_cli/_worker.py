@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .._settings import count
-from ._common import run_async
+from ._common import run_async, verbose
 from ._options import add_setting_options
 from ._redis import add_redis_options
 from ._requests import requests_from_args
@@ -29,13 +29,15 @@ def add_command(commands: Any) -> None:
     # One process each: scale a machine by starting more workers.
     add_setting_options(worker, only=("processes",), defaults={"processes": 1})
     worker.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+    worker.add_argument("-v", "--verbose", action="store_true", help="log each request on stderr")
     # The crawl's credentials are not stored in Redis: a worker is given them again.
     add_setting_options(worker, only=_REQUEST_OPTIONS)
     worker.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ._redis import config_from_dict, frontier_for, per_host, prepare, work
+    from ..control._stored import decode
+    from ._redis import frontier_for, per_host, prepare, work
 
     requests = requests_from_args(args)
     processes = args.processes or 1  # one process each: scale by starting more workers
@@ -44,10 +46,21 @@ def _execute(args: argparse.Namespace) -> int:
     async def run() -> int:
         async with frontier:
             prepare(frontier)
-            stored = frontier.config
-            config = config_from_dict(
-                stored, requests, max_concurrency=args.concurrency, processes=processes
+            stored = frontier.config or {}
+            config = decode(
+                stored,
+                requests=requests,
+                max_concurrency=args.concurrency,
+                processes=processes,
             )
-            return await work(frontier, config, [], per_host=per_host(stored), quiet=args.quiet)
+            return await work(
+                frontier,
+                config,
+                [],
+                per_host=per_host(stored),
+                quiet=args.quiet,
+                verbose=args.verbose,
+            )
 
-    return run_async(run())
+    with verbose(args):
+        return run_async(run())

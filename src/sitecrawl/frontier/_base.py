@@ -44,8 +44,14 @@ class Frontier(ABC):
     #: (the crawler extracts those only then).
     stores_pages: bool = False
 
-    #: The crawl's options a durable backend stored when the crawl began (its rules), read
-    #: back when it is opened again; None when it stores none.
+    #: The stored crawl (:func:`sitecrawl.control._stored.encode`'s dict) a durable backend
+    #: keeps from the crawl's beginning and reads back when opened again (a resume, a worker
+    #: joining); None when it keeps none. The crawler takes it or refuses to go on
+    #: (:func:`sitecrawl.control._stored.take_or_refuse`), whatever the backend.
+    config: dict[str, Any] | None = None
+
+    #: What the crawl learnt as it went (start URL redirects), saved by :meth:`save_options`
+    #: and read back by a durable backend; None when nothing was.
     options: dict[str, Any] | None = None
 
     async def __aenter__(self) -> Self:
@@ -75,6 +81,12 @@ class Frontier(ABC):
         """The previous crawl's record of ``key`` (a later crawl's conditional request), or
         None. Default: none kept."""
         return None
+
+    async def save_config(self, config: dict[str, Any]) -> None:
+        """Store the crawl's :attr:`config` when none was given at creation (the crawler
+        does, so that a frontier made without one is resumed by the same policy). Default:
+        kept in :attr:`config` only."""
+        self.config = config
 
     async def save_options(self, options: dict[str, Any]) -> None:
         """Replace the crawl's stored :attr:`options` (later runs and other workers read

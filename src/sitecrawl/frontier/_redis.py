@@ -3,7 +3,8 @@
 Every key of crawl ``ID`` starts with ``sitecrawl:{ID}:`` (the braces make it a Redis Cluster hash
 tag: one crawl, one slot). Layout::
 
-    config            hash    base_url, config (JSON of the crawl's options), created,
+    config            hash    base_url, config (JSON: the stored crawl, as
+                              sitecrawl.control._stored encodes it), created,
                               sitecrawl, epoch (a random token: the crawl's identity),
                               options (JSON: what the crawl learnt, e.g. start URL redirects)
     counts            hash    seen, done, errors, reclaimed (counters); seq, front (queue order)
@@ -92,7 +93,7 @@ def fingerprint(key: str) -> int:
 class RedisFrontier(RedisCrawl, Frontier):
     """A frontier and page store for crawl ``crawl_id`` in the Redis at ``url``.
 
-    With ``base_url``, opening creates the crawl (storing ``config``, the crawl's options as a
+    With ``base_url``, opening creates the crawl (storing ``config``, the stored crawl as a
     JSON-able dict, and a new epoch) or joins it when it is a crawl of the same site (``fresh``
     empties it first); without, the crawl must exist (workers, status, export) and
     ``base_url`` and ``config`` are read from it. Problems (unreachable Redis, unknown crawl,

@@ -80,7 +80,7 @@ class RedisCrawl:
         self.url = url
         self.crawl_id = crawl_id
         self.base_url = base_url
-        self.config = config or {}
+        self.config = config  # the stored crawl (sitecrawl.control._stored.encode)
         self.prefix = f"sitecrawl:{{{crawl_id}}}:"
         self.reconnect_timeout = reconnect_timeout
         self.epoch = ""  # the crawl's identity, read by connect()
@@ -166,8 +166,17 @@ class RedisCrawl:
                 path=where,
             )
         self.base_url = base
-        self.config = json.loads(stored.get("config") or "{}")
+        self.config = json.loads(stored.get("config") or "null") or None
         self.options = json.loads(stored.get("options") or "null")
+
+    async def save_config(self, config: dict[str, Any]) -> None:
+        """Stored in the ``config`` hash's ``config`` field (JSON)."""
+        self.config = config
+
+        async def store() -> None:
+            await self.client.hset(self._k_config, "config", json.dumps(config))
+
+        await self.call(store)
 
     async def save_options(self, options: dict[str, Any]) -> None:
         """Stored in the ``config`` hash's ``options`` field (JSON)."""

@@ -5,7 +5,9 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
     meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version,
                                                           crawl_seconds (all runs together),
                                                           upgraded_from (an older file's schema),
-                                                          options (JSON: the crawl's rules)
+                                                          config (JSON: the stored crawl, see
+                                                          sitecrawl.control._stored), options
+                                                          (JSON: what it learnt as it went)
     urls   (id INTEGER PRIMARY KEY,                       discovery order
             key TEXT UNIQUE NOT NULL,                     url_key(): the seen set
             url TEXT,                                     NULL for keys only claimed
@@ -76,7 +78,6 @@ thread (SQLite releases the GIL), and the connection's other calls wait until it
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import time
@@ -102,7 +103,9 @@ from ._sqlite_schema import (
     inspect,
     legacy_error,
     migrate,
+    read_crawl,
     read_meta,
+    write_crawl,
 )
 
 _QUEUED, _LEASED, _DONE, _CLAIMED = 0, 1, 2, 3
@@ -118,11 +121,11 @@ class SqliteFrontier(CrawlHistory, Frontier):
     """A durable frontier and page store in one SQLite file at ``path``.
 
     ``base_url`` binds a new file to a crawl and is checked against an existing one (another
-    site's state is refused); None skips the check (export). ``options`` (the crawl's rules,
-    JSON) are stored with a new file; an existing file's stored ones replace them in
-    :attr:`options` when opened. ``fresh`` replaces an existing state file with a new
-    one (its crawls forgotten); ``create=False`` refuses a missing one. Every problem with
-    the file raises :class:`~sitecrawl.StateError` and leaves the file as it was.
+    site's state is refused); None skips the check (export). ``config`` (the stored crawl,
+    :func:`sitecrawl.control._stored.encode`) is stored with a new crawl; an existing crawl's
+    stored one replaces it in :attr:`config` when opened. ``fresh`` replaces an existing
+    state file with a new one (its crawls forgotten); ``create=False`` refuses a missing one.
+    Every problem with the file raises :class:`~sitecrawl.StateError` and leaves the file as it was.
     """
 
     stores_pages = True
@@ -135,7 +138,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
         fresh: bool = False,
         create: bool = True,
         commit_interval: float = 0.0,
-        options: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
         keep: int | None = None,
         max_pages: int | None = None,
     ) -> None:
@@ -144,7 +147,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
         self.path = os.fspath(path)
         self._keep = keep
         self._max_pages = max_pages
-        self._given_options = options
+        self._given_config = config
         #: The current crawl (the last of the file's ``crawls``), set by :meth:`open`.
         self.crawl = 1
         #: True when :meth:`open` started a new crawl after a finished one.
@@ -153,7 +156,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
         self.previous: dict[str, Any] | None = None
         self.base_url = base_url
         self._given_base = base_url
-        self.options = options
+        self.config = config
         self._fresh = fresh
         self._create = create
         self._commit_interval = commit_interval
@@ -252,7 +255,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
                 )
             else:
                 self.base_url = stored
-                self.options = json.loads(read_meta(conn).get("options", "null"))
+                self.config, self.options = read_crawl(conn)
         if new and self.base_url is None:
             raise StateError(f"{self.path} holds no crawl state", path=self.path)
         if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
@@ -263,8 +266,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
         if new:
             assert self.base_url is not None
             create(conn, self.base_url)
-            if self.options is not None:
-                conn.execute("INSERT INTO meta VALUES ('options', ?)", (json.dumps(self.options),))
+            write_crawl(conn, self.config, None)
         else:
             migrate(conn, self._version)
             self._next_crawl(conn)
@@ -278,7 +280,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     def _next_crawl(self, conn: sqlite3.Connection) -> None:
         """Opened for a crawl (``base_url`` given) after a finished one: a new crawl begins,
-        with this run's options; otherwise the last crawl goes on (or is read)."""
+        with this run's config; otherwise the last crawl goes on (or is read)."""
         last = crawl_rows(conn)[-1]
         over = last["status"] == "finished" or (
             last["status"] == "cut"
@@ -288,10 +290,8 @@ class SqliteFrontier(CrawlHistory, Frontier):
         if self._given_base is not None and over:
             start_crawl(conn, self._keep)
             self.new_crawl = True
-            self.options = self._given_options
-            conn.execute("DELETE FROM meta WHERE name = 'options'")
-            if self.options is not None:
-                conn.execute("INSERT INTO meta VALUES ('options', ?)", (json.dumps(self.options),))
+            self.config, self.options = self._given_config, None
+            write_crawl(conn, self.config, None)
         rows = crawl_rows(conn)
         self.crawl = rows[-1]["id"]
         self.previous = rows[-2] if len(rows) > 1 else None
@@ -467,41 +467,15 @@ class SqliteFrontier(CrawlHistory, Frontier):
     async def read_meta(self) -> dict[str, str]:
         return self.meta()
 
-    async def crawl_seconds(self) -> float | None:
-        """How long the current crawl ran, every run of it together."""
-        with self._guard():
-            seconds = (
-                self._connection()
-                .execute("SELECT seconds FROM crawls WHERE id = ?", (self.crawl,))
-                .fetchone()
-            )
-        return float(seconds[0]) if seconds and seconds[0] is not None else None
+    async def save_config(self, config: dict[str, Any]) -> None:
+        self.config = config
+        await self.save_options(self.options)
 
-    async def save_options(self, options: dict[str, Any]) -> None:
+    async def save_options(self, options: dict[str, Any] | None) -> None:
         self.options = options
         await self._ready()
         conn = self._connection()
         with self._guard():
             self._begin(conn)
-            conn.execute(
-                "INSERT INTO meta VALUES ('options', ?) ON CONFLICT (name) DO UPDATE"
-                " SET value = excluded.value",
-                (json.dumps(options),),
-            )
-            self._tick(conn, force=True)
-
-    def add_crawl_time(self, seconds: float) -> None:
-        """Add one run's duration to ``crawl_seconds`` (the report's duration and rate)."""
-        conn = self._connection()
-        with self._guard():
-            self._begin(conn)
-            conn.execute(
-                "INSERT INTO meta VALUES ('crawl_seconds', ?) ON CONFLICT (name) DO UPDATE"
-                " SET value = CAST(value AS REAL) + excluded.value",
-                (round(seconds, 3),),
-            )
-            conn.execute(
-                "UPDATE crawls SET seconds = coalesce(seconds, 0) + ? WHERE id = ?",
-                (round(seconds, 3), self.crawl),
-            )
+            write_crawl(conn, self.config, options)
             self._tick(conn, force=True)

@@ -156,6 +156,35 @@ class CrawlHistory:
     async def _ready(self) -> None:
         raise NotImplementedError
 
+    def _begin(self, conn: sqlite3.Connection) -> None:
+        raise NotImplementedError
+
+    async def crawl_seconds(self) -> float | None:
+        """How long the current crawl ran, every run of it together."""
+        with self._guard():
+            seconds = (
+                self._connection()
+                .execute("SELECT seconds FROM crawls WHERE id = ?", (self.crawl,))
+                .fetchone()
+            )
+        return float(seconds[0]) if seconds and seconds[0] is not None else None
+
+    def add_crawl_time(self, seconds: float) -> None:
+        """Add one run's duration to ``crawl_seconds`` (the report's duration and rate)."""
+        conn = self._connection()
+        with self._guard():
+            self._begin(conn)
+            conn.execute(
+                "INSERT INTO meta VALUES ('crawl_seconds', ?) ON CONFLICT (name) DO UPDATE"
+                " SET value = CAST(value AS REAL) + excluded.value",
+                (round(seconds, 3),),
+            )
+            conn.execute(
+                "UPDATE crawls SET seconds = coalesce(seconds, 0) + ? WHERE id = ?",
+                (round(seconds, 3), self.crawl),
+            )
+            self._tick(conn, force=True)
+
     async def previous_page(self, key: str) -> Page | None:
         """The previous crawl's page of ``key``, or None (no previous crawl kept, or the URL
         was not in it)."""

@@ -4,10 +4,12 @@ docstring). Every function raises :class:`~sitecrawl.StateError` for a file it c
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
 from datetime import UTC, datetime
+from typing import Any
 
 from .._exceptions import ERROR_KINDS, StateError
 from .._pagecodec import COLUMN_TYPES, COLUMNS, OPTIONAL
@@ -64,20 +66,24 @@ CREATE INDEX urls_queue ON urls (depth, id) WHERE state = 0;
     + PAGES_TABLE
     + HISTORY
 )
-# Views: recreated by the migration when the file's views lack a column (:func:`_views_stale`).
+# Views: recreated by the migration when the file's differ (:func:`_views_stale`).
 # ``origin``: ``js`` for an ``a`` link whose target JavaScript added (``--render``: the page's
 # ``js_links``), else ``html`` (the export's links table calls it ``source``; here ``source``
-# is the page, as it was from schema 1).
-VIEW_COLUMNS = ("source", "position", "target", "text", "rel", "kind", "origin")
+# is the page, as it was from schema 1). The ``js_links`` of every rendered page are read once
+# into a table SQLite indexes for the join (an automatic index): each link is one lookup. (An
+# ``IN (SELECT ... FROM json_each(p.js_links))`` per link read a page's ``js_links`` once for
+# each of its links: 134 s for one page of 10,000 links, bench/RESULTS.md section 17.)
 VIEWS = """
 CREATE VIEW links (source, position, target, text, rel, kind, origin) AS
+    WITH js (page, target) AS MATERIALIZED (
+        SELECT DISTINCT p.id, v.value FROM pages AS p, json_each(p.js_links) AS v
+        WHERE p.rendered)
     SELECT p.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
            json_extract(j.value, '$[2]'), coalesce(json_extract(j.value, '$[3]'), 'a'),
-           CASE WHEN p.rendered AND coalesce(json_extract(j.value, '$[3]'), 'a') = 'a'
-                     AND json_extract(j.value, '$[0]')
-                         IN (SELECT value FROM json_each(p.js_links))
+           CASE WHEN js.page IS NOT NULL AND coalesce(json_extract(j.value, '$[3]'), 'a') = 'a'
                 THEN 'js' ELSE 'html' END
-    FROM pages AS p, json_each(p.links) AS j;
+    FROM pages AS p, json_each(p.links) AS j
+    LEFT JOIN js ON js.page = p.id AND js.target = json_extract(j.value, '$[0]');
 CREATE VIEW images (page, position, src, alt) AS
     SELECT source, position, target, text FROM links WHERE kind = 'img';
 """
@@ -198,7 +204,7 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
         _first_crawl(conn)
     if stale:
         conn.execute("DROP VIEW IF EXISTS images")  # it reads links
-        conn.execute("DROP VIEW links")
+        conn.execute("DROP VIEW IF EXISTS links")
         _run_script(conn, VIEWS)
     conn.execute("INSERT OR IGNORE INTO meta VALUES ('upgraded_from', ?)", (str(version),))
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -206,10 +212,12 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
 
 
 def _views_stale(conn: sqlite3.Connection) -> bool:
-    """Whether the file's views are older than :data:`VIEWS` (schema 1's ``links`` had no
-    ``kind``; before issue 18's ``origin``, no ``origin``): the columns of ``links`` tell."""
-    have = tuple(row[1] for row in conn.execute("PRAGMA table_info(links)"))
-    return have != VIEW_COLUMNS
+    """Whether the file's views differ from :data:`VIEWS` (schema 1's ``links`` had no
+    ``kind``; before issue 18's ``origin``, no ``origin``; before issue 30's, its ``origin``
+    was quadratic): their SQL tells."""
+    have = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view'"))
+    want = [statement.strip() for statement in VIEWS.split(";") if statement.strip()]
+    return [have.get(name) for name in ("links", "images")] != want
 
 
 # What sitecrawl wrote as ``error`` before schema 3 stored its kind, message by message: each
@@ -269,6 +277,34 @@ def now() -> str:
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT name, value FROM meta").fetchall())
+
+
+#: What a crawl learns as it goes (``options``), beside its stored ``config``.
+_LEARNT = ("start_redirects",)
+
+
+def read_crawl(conn: sqlite3.Connection) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The stored crawl's ``config`` (:func:`sitecrawl.control._stored.encode`'s dict) and
+    ``options`` (what it learnt). A file of an older version kept its config (rules, which
+    credentials, extraction rules, rendering) in ``options``: it gets its ``config`` row."""
+    meta = read_meta(conn)
+    options = json.loads(meta.get("options", "null"))
+    if "config" in meta or not isinstance(options, dict):
+        return json.loads(meta.get("config", "null")), options
+    learnt = {name: value for name, value in options.items() if name in _LEARNT}
+    config = {name: value for name, value in options.items() if name not in _LEARNT}
+    write_crawl(conn, config or None, learnt or None)
+    return config or None, learnt or None
+
+
+def write_crawl(
+    conn: sqlite3.Connection, config: dict[str, Any] | None, options: dict[str, Any] | None
+) -> None:
+    """Replace the stored crawl's ``config`` and ``options`` (None: none)."""
+    conn.execute("DELETE FROM meta WHERE name IN ('config', 'options')")
+    for name, value in (("config", config), ("options", options)):
+        if value is not None:
+            conn.execute("INSERT INTO meta VALUES (?, ?)", (name, json.dumps(value)))
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:

@@ -172,7 +172,9 @@ def _summary(data: ReportData, found: Audit) -> str:
             if key in by_class:
                 by_class[key] += 1
     times = [p.response_time_ms for p in pages if p.response_time_ms is not None]
-    total_bytes = sum(p.size_bytes or 0 for p in pages)
+    # A page revalidated by a 304 kept its previous record: no body was transferred for it.
+    total_bytes = sum(p.size_bytes or 0 for p in pages if not p.revalidated)
+    revalidated = sum(1 for p in pages if p.revalidated)
     duration = data.meta.duration
     rate = data.meta.pages_per_second
     errors = sum(1 for p in pages if p.error is not None)
@@ -194,6 +196,8 @@ def _summary(data: ReportData, found: Audit) -> str:
         _card("—" if not times else f"{statistics.median(times):,.0f} ms", "median response"),
         _card(_bytes(total_bytes), "downloaded"),
     ]
+    if revalidated:
+        cards.insert(2, _card(f"{revalidated:,}", "of them 304 not modified (record kept)"))
     return f'<div class="cards">{"".join(cards)}</div>\n'
 
 
