@@ -216,8 +216,8 @@ def test_cli_refuses_the_metadata_address_even_with_allow_private_redirects(
 
 
 def test_the_workers_of_a_redis_crawl_take_allow_private_redirects_from_it() -> None:
-    from sitecrawl._cli._redis import config_from_dict, config_to_dict
+    from sitecrawl.control._stored import decode, encode
 
     for allow in (False, True):
         config = CrawlConfig(base_url="http://intranet.test/", allow_private_redirects=allow)
-        assert config_from_dict(config_to_dict(config)).allow_private_redirects is allow
+        assert decode(encode(config)).allow_private_redirects is allow

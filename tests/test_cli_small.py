@@ -18,7 +18,8 @@ from servers import ServerThread
 from sitecrawl import CrawlConfig
 from sitecrawl._cli import build_parser, main
 from sitecrawl._cli._common import run_async
-from sitecrawl._cli._redis import config_to_dict, frontier_for
+from sitecrawl._cli._redis import frontier_for
+from sitecrawl.control._stored import encode
 from sitecrawl.sinks import TEMP_MARK
 
 
@@ -158,7 +159,7 @@ def test_status_of_a_crawl_not_seeded_yet_is_starting(
     """Right after ``crawl --redis`` creates the crawl, before its start URLs are added (while
     its crawler starts: parser processes, a browser), ``status`` said "finished, 0 done"."""
     server = shared_server()
-    stored = config_to_dict(CrawlConfig(base_url=site.url))
+    stored = encode(CrawlConfig(base_url=site.url))
     created = frontier_for(server.url, "unseeded", base_url=site.url, config=stored, fresh=True)
 
     async def create() -> None:
