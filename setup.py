@@ -1,6 +1,6 @@
 """The C extension; everything else about the package is in pyproject.toml.
 
-``sitecrawl.parse._speedups`` holds two hot loops (the word count and plain-path link joins), and
+``sitecrawl._speedups`` holds two hot loops (the word count and plain-path link joins), and
 ``sitecrawl.parse._scan`` the markup cost estimate read before each parse (``_markup.py``). They are
 optional: without a C compiler the install goes on and sitecrawl uses their Python twins
 (``_words.py``, ``_urls._join_plain``, ``_markup.markup_cost_py``): fewer pages/s.
@@ -10,7 +10,7 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("sitecrawl.parse._speedups", ["src/sitecrawl/parse/_speedups.c"], optional=True),
+        Extension("sitecrawl._speedups", ["src/sitecrawl/_speedups.c"], optional=True),
         Extension("sitecrawl.parse._scan", ["src/sitecrawl/parse/_scan.c"], optional=True),
     ]
 )

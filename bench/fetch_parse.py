@@ -25,7 +25,8 @@ async def crawl_share(urls: list[str], concurrency: int) -> list[str]:
     import aiohttp
 
     from sitecrawl._urls import JoinCache
-    from sitecrawl.parse._extract import decode_html, parse_html
+    from sitecrawl.parse._decode import decode_html
+    from sitecrawl.parse._extract import parse_html
 
     joins = JoinCache()
     queue = list(reversed(urls))

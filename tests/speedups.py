@@ -1,6 +1,6 @@
 """The C extensions for the tests that hold them to their Python twins.
 
-``sitecrawl.parse._speedups`` and ``sitecrawl.parse._scan`` are optional (an install without
+``sitecrawl._speedups`` and ``sitecrawl.parse._scan`` are optional (an install without
 a C compiler goes on without them), so a test that needs one skips when it was not built; CI sets
 ``SITECRAWL_REQUIRE_SPEEDUPS=1``, and there a missing extension fails the test instead.
 """
@@ -13,7 +13,7 @@ import os
 import pytest
 
 
-def require_speedups(module: str = "sitecrawl.parse._speedups") -> None:
+def require_speedups(module: str = "sitecrawl._speedups") -> None:
     """Skip the calling test when the C extension ``module`` was not built (fail it under
     ``SITECRAWL_REQUIRE_SPEEDUPS=1``)."""
     try:

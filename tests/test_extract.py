@@ -9,7 +9,7 @@ from sitecrawl import (
     get_images_from_html,
     get_urls_from_html,
 )
-from sitecrawl.parse._extract import _declared_charset, decode_html
+from sitecrawl.parse._decode import _declared_charset, decode_html
 
 BASE = "https://blog.boot.dev"
 

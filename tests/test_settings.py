@@ -13,6 +13,7 @@ from sitecrawl import AsyncCrawler, CrawlConfig, crawl_site_async
 from sitecrawl._cli import build_parser, main
 from sitecrawl._cli._options import config_from_args
 from sitecrawl._course import KEYWORDS
+from sitecrawl._crawl_site import CrawlOptions
 from sitecrawl._settings import Flag, FromArgs, LibraryOnly, settings_of
 
 
@@ -130,7 +131,13 @@ def test_the_same_value_twice_is_not_a_disagreement() -> None:
 
 @pytest.mark.parametrize("function", [AsyncCrawler.__init__, crawl_site_async])
 def test_the_library_keywords_are_the_settings_keywords(function: object) -> None:
-    parameters = inspect.signature(function).parameters  # type: ignore[arg-type]
+    parameters = dict(inspect.signature(function).parameters)  # type: ignore[arg-type]
+    if "options" in parameters:  # **options: Unpack[CrawlOptions]
+        del parameters["options"]
+        parameters.update(
+            (name, inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None))
+            for name in CrawlOptions.__annotations__
+        )
     library = CrawlConfig(base_url="http://127.0.0.1:9/")
     for keyword, path in KEYWORDS.items():
         assert keyword in parameters, keyword

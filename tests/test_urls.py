@@ -138,12 +138,12 @@ JoinPlain = Callable[[str, str, str], "str | None"]
 def compiled_join_plain() -> JoinPlain:
     """The C twin of ``_join_plain`` (the test skips when it was not built)."""
     require_speedups()
-    from sitecrawl.parse._speedups import join_plain
+    from sitecrawl._speedups import join_plain
 
     return join_plain
 
 
-# The string path exists twice, in Python and in C (sitecrawl.parse._speedups): every test of it
+# The string path exists twice, in Python and in C (sitecrawl._speedups): every test of it
 # runs on both.
 @pytest.fixture(params=["python", "compiled"])
 def join_plain(request: pytest.FixtureRequest) -> JoinPlain:

@@ -43,7 +43,7 @@ def _texts() -> list[str]:
 
 def _compiled() -> Callable[[str], int]:
     require_speedups()
-    from sitecrawl.parse._speedups import count_words
+    from sitecrawl._speedups import count_words
 
     return count_words
 

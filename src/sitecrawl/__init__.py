@@ -20,9 +20,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._config import Limits as Limits
     from ._config import Politeness as Politeness
     from ._config import Render as Render
-    from ._config import Requests as Requests
     from ._config import Timeouts as Timeouts
-    from ._course import crawl_site_async as crawl_site_async
+    from ._config_requests import Requests as Requests
+    from ._crawl_site import crawl_site_async as crawl_site_async
     from ._crawler import AsyncCrawler as AsyncCrawler
     from ._exceptions import BlockedAddress as BlockedAddress
     from ._exceptions import BlockedByRobots as BlockedByRobots
@@ -62,8 +62,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
 _LAZY = {
     name: module
     for module, names in {
-        "._config": ("CrawlConfig", "Limits", "Politeness", "Render", "Requests", "Timeouts"),
-        "._course": ("crawl_site_async",),
+        "._config": ("CrawlConfig", "Limits", "Politeness", "Render", "Timeouts"),
+        "._config_requests": ("Requests",),
+        "._crawl_site": ("crawl_site_async",),
         "._crawler": ("AsyncCrawler",),
         ".control._rules": ("Rules",),
         "._exceptions": (

@@ -6,13 +6,13 @@ The course's crawler was built from a URL and a few keywords and exposed its wor
 :meth:`~CourseAPI.crawl_page`. :class:`CourseAPI` keeps them, written over the engine's
 frontier and page job; :func:`config_from_keywords` turns the course's keywords into the
 :class:`CrawlConfig` the engine reads, and refuses keywords that would contradict a config
-passed beside them. :func:`crawl_site_async` is the course's one-call crawl.
+passed beside them. The course's one-call crawl, :func:`~sitecrawl.crawl_site_async`, is
+:mod:`._crawl_site`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -24,12 +24,10 @@ from ._settings import keywords_of
 from ._urls import parse_base_url, url_key
 from .control._scope import CrawlScope
 from .frontier import Frontier
-from .parse._extract import decode_html
+from .parse._decode import decode_html
 
 if TYPE_CHECKING:
-    from ._config import Requests
-    from ._crawler import PageHook
-    from .throttle._local import Throttle
+    pass
 
 #: AsyncCrawler's keywords that build a :class:`CrawlConfig`: keyword -> the path of the
 #: setting (or section) it gives, declared on the config's fields (``keyword=``).
@@ -153,55 +151,3 @@ class CourseAPI:
         if not await self.add_page_visit(key):
             return None
         return await self._crawl_request(Request(url=href, key=key, depth=depth))
-
-
-async def crawl_site_async(
-    base_url: str,
-    max_concurrency: int = 8,
-    max_pages: int | None = None,
-    *,
-    max_depth: int | None = None,
-    subdomains: bool = False,
-    user_agent: str | None = None,
-    timeout: float | None = None,
-    processes: int = 1,
-    config: CrawlConfig | None = None,
-    frontier: Frontier | None = None,
-    on_page: PageHook | None = None,
-    on_error: PageHook | None = None,
-    keep_pages: bool = True,
-    state: str | os.PathLike[str] | None = None,
-    link_details: bool | None = None,
-    throttle: Throttle | None = None,
-    requests: Requests | None = None,
-    extract: Mapping[str, Any] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Crawl a site and return ``page_data``: normalized URL -> page dict.
-
-    The arguments are :class:`AsyncCrawler`'s, spelled out so a type checker catches a
-    misspelled one. Await it; it works inside a running loop.
-    """
-    from ._crawler import AsyncCrawler  # the engine, which builds on this module
-
-    crawler = AsyncCrawler(
-        base_url,
-        max_concurrency,
-        max_pages,
-        max_depth=max_depth,
-        subdomains=subdomains,
-        user_agent=user_agent,
-        timeout=timeout,
-        processes=processes,
-        config=config,
-        frontier=frontier,
-        on_page=on_page,
-        on_error=on_error,
-        keep_pages=keep_pages,
-        state=state,
-        link_details=link_details,
-        throttle=throttle,
-        requests=requests,
-        extract=extract,
-    )
-    async with crawler:
-        return await crawler.crawl()

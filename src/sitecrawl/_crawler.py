@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from ._config import CrawlConfig, Requests
+from ._config import CrawlConfig
+from ._config_requests import Requests
 from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError, FetchError
 from ._fetcher import FollowPolicy, RedirectTrail

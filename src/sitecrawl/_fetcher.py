@@ -41,7 +41,8 @@ from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
 from ._addresses import AddressGuard, is_address
-from ._config import CrawlConfig, Requests
+from ._config import CrawlConfig
+from ._config_requests import Requests
 from ._exceptions import (
     BlockedAddress,
     ConnectError,

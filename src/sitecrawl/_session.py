@@ -13,7 +13,7 @@ import urllib.request
 
 from yarl import URL
 
-from ._config import Requests
+from ._config_requests import Requests
 from ._exceptions import ConfigError
 
 

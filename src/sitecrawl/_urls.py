@@ -170,7 +170,7 @@ def _join_plain(raw: str, directory: str, origin: str) -> str | None:
 
 
 try:  # the same function in C, when it was built
-    from .parse._speedups import join_plain as _join_plain_fast
+    from ._speedups import join_plain as _join_plain_fast
 except ImportError:
     _join_plain_fast = _join_plain
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._common import UsageError
 
 if TYPE_CHECKING:
-    from .._config import Requests
+    from .._config_requests import Requests
 
 PASSWORD_ENV = "SITECRAWL_PASSWORD"
 
@@ -28,7 +28,7 @@ def requests_from_args(
     cached: Requests | None = getattr(args, "requests_read", None)
     if cached is not None:
         return cached
-    from .._config import Requests
+    from .._config_requests import Requests
     from .._exceptions import ConfigError
     from .._session import load_cookie_file
 

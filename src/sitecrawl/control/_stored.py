@@ -30,9 +30,9 @@ from .._config import (
     Limits,
     Politeness,
     Render,
-    Requests,
     Timeouts,
 )
+from .._config_requests import Requests
 from .._exceptions import ResumeRefused
 from ._rules import Rules
 

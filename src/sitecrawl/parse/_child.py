@@ -36,7 +36,8 @@ from typing import BinaryIO
 
 from .._exceptions import ParseError
 from .._urls import JoinCache
-from ._extract import Extracted, decode_html, parse_html
+from ._decode import decode_html
+from ._extract import Extracted, parse_html
 from ._extraction import Extraction, Rule
 from ._markup import markup_reason
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .._exceptions import ConfigError, MissingExtra
-from ._extract import decode_html
+from ._decode import decode_html
 
 Scope = Literal["main", "full"]
 SCOPES: tuple[Scope, ...] = ("main", "full")

@@ -23,6 +23,6 @@ def count_words_py(text: str) -> int:
 
 
 try:
-    from ._speedups import count_words
+    from .._speedups import count_words
 except ImportError:  # installed without a C compiler
     count_words = count_words_py

@@ -1,4 +1,4 @@
-/* sitecrawl.parse._speedups: the two hot loops of a page's parse that no library does for us.
+/* sitecrawl._speedups: the two hot loops of a page's parse that no library does for us.
  *
  * count_words(text) counts the runs of characters between whitespace (the characters
  * str.split() splits on: str.isspace()), over the str's own storage: no copy, no word
@@ -250,7 +250,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "sitecrawl.parse._speedups", "Compiled hot loops (see _words.py and _urls.py).", 0,
+    PyModuleDef_HEAD_INIT, "sitecrawl._speedups", "Compiled hot loops (see _words.py and _urls.py).", 0,
     methods,
 };
 
