@@ -13,7 +13,7 @@ tests hold the two to the same report.
 from __future__ import annotations
 
 from .._models import Page
-from ..audit._findings import _NAVIGATION_KINDS, _is_broken, page_key
+from ..audit._findings import _NAVIGATION_KINDS, is_broken, page_key
 from ..audit._rows import ImageRow, LinkRow
 from ..frontier import PageStore
 from ..sinks._tables import InternalTest, _kind, js_added, link_source
@@ -36,7 +36,7 @@ async def store_report_data(store: PageStore) -> ReportData:
     async for page in store.read_pages():
         key = page_key(page.url)
         crawled.add(key)
-        if page.redirects or _is_broken(page.status, page.error, page.error_kind):
+        if page.redirects or is_broken(page.status, page.error, page.error_kind):
             wanted.add(key)
         pages.append(_without_links(page))
     internal = InternalTest(store.base_url, crawled)
