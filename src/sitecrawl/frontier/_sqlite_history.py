@@ -110,10 +110,12 @@ def diff_rows(
 
 def referrers(
     conn: sqlite3.Connection, crawl: int | None, targets: list[str], most: int
-) -> dict[str, list[str]]:
+) -> dict[str, tuple[list[str], int]]:
     """For each URL of ``targets``, the pages of crawl ``crawl`` (None: the current one)
-    linking to it (at most ``most`` each), through the ``links`` JSON arrays."""
+    linking to it (the first ``most``) and how many in all, through the ``links`` JSON
+    arrays."""
     found: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
     target = "json_extract(j.value, '$[0]')"
     for start in range(0, len(targets), 500):
         chunk = targets[start : start + 500]
@@ -132,9 +134,10 @@ def referrers(
             params = (crawl, *chunk)
         for source, linked in conn.execute(sql, params):
             pages = found.setdefault(linked, [])
+            counts[linked] = counts.get(linked, 0) + 1
             if len(pages) < most:
                 pages.append(source)
-    return found
+    return {target: (pages, counts[target]) for target, pages in found.items()}
 
 
 class CrawlHistory:
@@ -171,8 +174,11 @@ class CrawlHistory:
             current = None if crawl == self.crawl else crawl
             yield from diff_rows(self._connection(), current, columns)
 
-    def referrers(self, crawl: int, targets: list[str], most: int = 20) -> dict[str, list[str]]:
-        """The pages of crawl ``crawl`` linking to each of ``targets`` (at most ``most``)."""
+    def referrers(
+        self, crawl: int, targets: list[str], most: int = 20
+    ) -> dict[str, tuple[list[str], int]]:
+        """The pages of crawl ``crawl`` linking to each of ``targets``: the first ``most``,
+        and how many distinct pages in all."""
         with self._guard():
             current = None if crawl == self.crawl else crawl
             return referrers(self._connection(), current, targets, most)
