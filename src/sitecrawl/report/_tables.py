@@ -232,6 +232,8 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
                 ("Words", "num"),
                 ("Indexable", "bool"),
                 ("Error", "text"),
+                ("Inlinks", "num"),
+                ("Unique inlinks", "num"),
             ),
             [
                 [
@@ -244,6 +246,8 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
                     p.word_count,
                     p.indexable,
                     p.error,
+                    p.inlinks,
+                    p.unique_inlinks,
                 ]
                 for p in data.pages
             ],
