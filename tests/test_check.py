@@ -280,6 +280,18 @@ def test_link_targets_are_checked_once_per_page_key() -> None:
     pages = [Page(base + "/", status=200, links=links)]
     scope = CrawlScope([parse_base_url(base + "/")], "site")
     assert link_targets(pages, scope, external=True) == ["http://e.test/x", "http://e.test/y"]
+    # A URL that redirected to a page crawled at its own URL: its links are that page's,
+    # which the summary counts, not again (a link only there would be checked, not counted).
+    again = Page(
+        base + "/start",
+        final_url=base + "/",
+        redirects=[(base + "/start", 301)],
+        links=[*links, ("http://e.test/z", "z", None, "a")],
+    )
+    assert link_targets([*pages, again], scope, external=True) == [
+        "http://e.test/x",
+        "http://e.test/y",
+    ]
 
 
 def test_a_dead_site_prints_no_summary(capsys: pytest.CaptureFixture[str]) -> None:

@@ -120,11 +120,15 @@ def link_targets(
     too when the crawl ``followed`` none: a list); external URLs of any kind with
     ``external``."""
     from ..audit._findings import page_key
+    from ..audit._targets import page_links
 
-    crawled = {page_key(page.url) for page in pages}
+    by_key = {page_key(page.url): page for page in pages}
+    crawled = set(by_key)
     seen: set[str] = set()
     targets: list[str] = []
-    for page in pages:
+    for source, page in page_links(pages, by_key):  # the links the summary counts
+        if not source:
+            continue
         for url, _, _, kind in page.links:
             if url in seen:
                 continue
@@ -155,8 +159,8 @@ async def _check(
     # The link check reads every page's links (their targets, and what links where).
     config = replace(config, link_details=True)
     code = await _crawl(config, [collector(records)], state, quiet=args.quiet, stop_at=deadline)
-    if code == EXIT_FATAL:
-        return code  # the start page failed and the crawl said why: nothing to report
+    # The start page failed and the crawl said why: no summary of nothing (JUnit still says so).
+    start_failed = code == EXIT_FATAL
     crawl_cut = None
     if code == EXIT_INTERRUPTED:
         crawl_cut = TIME_LIMIT if _past(deadline) else _signalled()
@@ -170,7 +174,8 @@ async def _check(
         if targets and cut is None:
             checked, cut = await _check_targets(config, scope, targets, deadline, ctrl_c, args)
         skipped = {} if cut is None else {url: cut for url in targets if url not in checked}
-        with ResultsProgress(len(records.pages), quiet=args.quiet) as progress:
+        quiet = args.quiet or start_failed
+        with ResultsProgress(len(records.pages), quiet=quiet) as progress:
             outcome = check_outcome(
                 records.pages,
                 base_url,
@@ -180,7 +185,8 @@ async def _check(
                 crawl_cut=crawl_cut,
                 progress=progress,
             )
-        sys.stdout.write(format_text(outcome, export=_export_hint(args)))
+        if not start_failed:
+            sys.stdout.write(format_text(outcome, export=_export_hint(args)))
         if args.junit:
             document = junit_xml(
                 outcome,
