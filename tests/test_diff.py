@@ -120,7 +120,8 @@ def test_diff_reports_exactly_the_planted_changes(
     assert len(rows) == len(got)
     assert rows[0]["kind"] == "new-broken" and rows[0]["severity"] == "error"
     assert (rows[0]["field"], rows[0]["old"], rows[0]["new"]) == ("status", None, 404)  # new URL
-    assert (rows[0]["linking_pages"], rows[0]["linked_from"]) == (1, [base + "/p/3"])
+    assert (rows[0]["linking_pages"], rows[0]["linking_links"]) == (1, 1)
+    assert rows[0]["linked_from"] == [base + "/p/3"]
     by = {(row["url"].removeprefix(base), row["kind"]): row for row in rows}
     assert (by["/p/2", "title"]["old"], by["/p/2", "title"]["new"]) == ("Page 2", "Page 2 edited")
     assert (by["/p/4", "noindex"]["old"], by["/p/4", "noindex"]["new"]) == (True, False)
@@ -182,7 +183,7 @@ def test_changed_extracted_values_are_changes_one_per_rule() -> None:
 
 
 def flipping_app(version: dict[str, int]) -> web.Application:
-    """30 pages linking to /flaky (200, then 500 when ``version`` is 2) and to /data.tag, a
+    """30 pages linking twice to /flaky (200, then 500 when ``version`` is 2) and to /data.tag, a
     file that is not HTML whose ETag says its version."""
 
     async def index(request: web.Request) -> web.Response:
@@ -190,7 +191,8 @@ def flipping_app(version: dict[str, int]) -> web.Application:
         return web.Response(text=f"<title>Home</title>{links}", content_type="text/html")
 
     async def page(request: web.Request) -> web.Response:
-        body = '<title>P</title><a href="/flaky">flaky</a><a href="/data.tag">tags</a>'
+        body = '<title>P</title><a href="/flaky">flaky</a><a href="/flaky">again</a>'
+        body += '<a href="/data.tag">tags</a>'
         return web.Response(text=body, content_type="text/html")
 
     async def flaky(request: web.Request) -> web.Response:
@@ -238,8 +240,10 @@ def test_new_broken_keeps_both_answers_counts_its_pages_and_files_change(
     broken = rows["/flaky", "new-broken"]
     # The answer before and now; every linking page counted, the first 20 named.
     assert (broken["field"], broken["old"], broken["new"]) == ("status", 200, 500)
-    assert broken["linking_pages"] == 30 and len(broken["linked_from"]) == 20
-    assert f"new-broken       {server.url}/flaky (200 -> 500), linked from 30 pages: " in printed
+    assert (broken["linking_pages"], broken["linking_links"]) == (30, 60)
+    assert len(broken["linked_from"]) == 20
+    line = f"new-broken       {server.url}/flaky (200 -> 500), linked from 30 pages (60 links): "
+    assert line in printed
     assert printed.splitlines()[0].endswith(" and 25 more")
     # A file whose body was not read changed: its validator says so.
     tag = rows["/data.tag", "body"]

@@ -3,8 +3,8 @@ two rows at a time. No I/O: the rows come from the store (:func:`diff_rows`), th
 to whoever prints or writes them.
 
 A change is one row: ``url``, ``kind``, ``field``, ``old``, ``new``, ``severity``, and for a
-``new-broken`` one ``linking_pages`` (how many distinct pages link to it) and ``linked_from``
-(the first of them). The kinds,
+``new-broken`` one ``linking_pages`` (how many distinct pages link to it), ``linking_links``
+(by how many links) and ``linked_from`` (the first of those pages). The kinds,
 most severe first (:data:`KINDS`): ``new-broken`` (a URL that answers an error now and did not:
 ``old`` its answer before, None when it is new, ``new`` its answer now), ``status``,
 ``removed``, ``blocked`` (newly blocked by
@@ -88,8 +88,9 @@ class Change:
     field: str | None
     old: Any
     new: Any
-    #: ``new-broken``: the distinct pages linking to it, and the first of them.
+    #: ``new-broken``: the distinct pages linking to it, their links, and the first pages.
     linking_pages: int | None = None
+    linking_links: int | None = None
     linked_from: tuple[str, ...] = ()
 
     @property
@@ -105,6 +106,7 @@ class Change:
             "new": self.new,
             "severity": self.severity,
             "linking_pages": self.linking_pages,
+            "linking_links": self.linking_links,
             "linked_from": list(self.linked_from) if self.kind == "new-broken" else None,
         }
 

@@ -175,8 +175,10 @@ def compare(
         linking = new.referrers(new_crawl, broken)
 
         def with_referrers(change: Change) -> Change:
-            first, pages = linking.get(change.url, ([], 0))
-            return replace(change, linking_pages=pages, linked_from=tuple(first))
+            first, pages, links = linking.get(change.url, ([], 0, 0))
+            return replace(
+                change, linking_pages=pages, linking_links=links, linked_from=tuple(first)
+            )
 
         changes = [with_referrers(c) if c.kind == "new-broken" else c for c in changes]
     return ordered(changes)
@@ -197,6 +199,7 @@ def _write(found: ChangeSet, args: argparse.Namespace) -> int:
             ("new", "json"),
             ("severity", "str"),
             ("linking_pages", "int"),
+            ("linking_links", "int"),
             ("linked_from", "strs"),
         ),
     )
@@ -257,12 +260,14 @@ def _lines(changes: list[Change]) -> Iterator[str]:
 
 
 def _linked_from(change: Change) -> str:
-    """``, linked from 3 pages: A B C`` (the first few, then how many more)."""
+    """``, linked from 3 pages (5 links): A B C`` (the first few, then how many more)."""
     pages = change.linking_pages or 0
     if not pages:
         return ", linked from no page"
     shown = change.linked_from[:SHOWN]
-    text = f", linked from {pages:,} page{'s' * (pages != 1)}: " + " ".join(shown)
+    links = change.linking_links or 0
+    counted = "" if links == pages else f" ({links:,} links)"
+    text = f", linked from {pages:,} page{'s' * (pages != 1)}{counted}: " + " ".join(shown)
     if pages > len(shown):
         text += f" and {pages - len(shown):,} more"
     return text

@@ -55,6 +55,7 @@ def _columns(kind: str) -> tuple[tuple[str, ColumnType], ...]:
             ("Before", "text"),
             ("Now", "text"),
             ("Pages", "num"),
+            ("Links", "num"),
             ("Linked from", "urls"),
         )
     if kind in ("added", "removed"):
@@ -73,7 +74,8 @@ def _row(change: Change) -> list[Any]:
     if kind == "new-broken":  # the answer before (None: a new URL) and now, who links to it
         pages = change.linking_pages or 0
         linking = cell_list(list(change.linked_from[:MAX_LIST]), pages)
-        return [change.url, _text(change.old), _text(change.new), pages, linking]
+        links = change.linking_links or 0
+        return [change.url, _text(change.old), _text(change.new), pages, links, linking]
     if kind == "added":
         return [change.url, change.new]
     if kind in ("removed", "status", "redirect"):
