@@ -126,10 +126,14 @@ def test_broken_links_grouped_by_target_with_referrers(found: Audit) -> None:
             "HTTP 404",
             True,
             (Referrer(S + "/", "Old news", "a"), Referrer(S + "/about", "news", "a")),
+            2,  # distinct pages
+            3,  # links
         ),
-        BrokenLink(S + "/boom", 500, "HTTP 500", True, (Referrer(S + "/team", "Crash", "a"),)),
         BrokenLink(
-            S + "/missing.png", 404, "HTTP 404", True, (Referrer(S + "/about", None, "img"),)
+            S + "/boom", 500, "HTTP 500", True, (Referrer(S + "/team", "Crash", "a"),), 1, 1
+        ),
+        BrokenLink(
+            S + "/missing.png", 404, "HTTP 404", True, (Referrer(S + "/about", None, "img"),), 1, 1
         ),
         BrokenLink(
             S + "/timeout",
@@ -137,9 +141,17 @@ def test_broken_links_grouped_by_target_with_referrers(found: Audit) -> None:
             "timed out after 10 s",
             True,
             (Referrer(S + "/", "Slow one", "a"),),
+            1,
+            1,
         ),
         BrokenLink(
-            "https://other.test/x", 503, "HTTP 503", False, (Referrer(S + "/", "Partner", "a"),)
+            "https://other.test/x",
+            503,
+            "HTTP 503",
+            False,
+            (Referrer(S + "/", "Partner", "a"),),
+            1,
+            1,
         ),
     ]
     assert [b.reason for b in found.broken_links] == [

@@ -230,7 +230,7 @@ def test_crawl_report_without_state_uses_the_records_in_memory(
     block = re.search(r'id="report-data">(.*?)</script>', (tmp_path / "r.html").read_text())
     assert block is not None
     tables = {t["id"]: t for t in json.loads(block.group(1))["tables"]}
-    broken = {row[0]: row[5] for row in tables["broken"]["rows"]}
+    broken = {row[0]: row[6] for row in tables["broken"]["rows"]}
     assert broken[site.url + "/missing"] == [
         [site.url + "/", "Missing page", "a", "html"],
         [site.url + "/about", "gone again", "a", "html"],

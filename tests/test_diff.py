@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from conftest import ServeFn
 from servers import ServerThread
 from sitecrawl._cli import main
 from sitecrawl._diff import COLUMNS, DiffRow, compare
@@ -118,7 +119,9 @@ def test_diff_reports_exactly_the_planted_changes(
     }
     assert len(rows) == len(got)
     assert rows[0]["kind"] == "new-broken" and rows[0]["severity"] == "error"
-    assert rows[0]["new"] == [base + "/p/3"]  # the pages linking to it
+    assert (rows[0]["field"], rows[0]["old"], rows[0]["new"]) == ("status", None, 404)  # new URL
+    assert (rows[0]["linking_pages"], rows[0]["linking_links"]) == (1, 1)
+    assert rows[0]["linked_from"] == [base + "/p/3"]
     by = {(row["url"].removeprefix(base), row["kind"]): row for row in rows}
     assert (by["/p/2", "title"]["old"], by["/p/2", "title"]["new"]) == ("Page 2", "Page 2 edited")
     assert (by["/p/4", "noindex"]["old"], by["/p/4", "noindex"]["new"]) == (True, False)
@@ -177,3 +180,86 @@ def test_changed_extracted_values_are_changes_one_per_rule() -> None:
         )
         == []
     )
+
+
+def flipping_app(version: dict[str, int]) -> web.Application:
+    """30 pages linking twice to /flaky (200, then 500 when ``version`` is 2) and to /data.tag, a
+    file that is not HTML whose ETag says its version."""
+
+    async def index(request: web.Request) -> web.Response:
+        links = "".join(f'<a href="/p/{n}">{n}</a>' for n in range(30))
+        return web.Response(text=f"<title>Home</title>{links}", content_type="text/html")
+
+    async def page(request: web.Request) -> web.Response:
+        body = '<title>P</title><a href="/flaky">flaky</a><a href="/flaky">again</a>'
+        body += '<a href="/data.tag">tags</a>'
+        return web.Response(text=body, content_type="text/html")
+
+    async def flaky(request: web.Request) -> web.Response:
+        if version["v"] == 2:
+            raise web.HTTPInternalServerError()
+        return web.Response(text="<title>Flaky</title>", content_type="text/html")
+
+    async def tag(request: web.Request) -> web.Response:
+        v = version["v"]
+        return web.Response(
+            body=f"tags v{v}".encode(),
+            content_type="application/octet-stream",
+            headers={"ETag": f'"v{v}"'},
+        )
+
+    app = web.Application()
+    app.router.add_get("/", index)
+    app.router.add_get("/p/{n}", page)
+    app.router.add_get("/flaky", flaky)
+    app.router.add_get("/data.tag", tag)
+    return app
+
+
+def test_new_broken_keeps_both_answers_counts_its_pages_and_files_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    version = {"v": 1}
+    server = ServerThread(flipping_app(version)).start()
+    try:
+        state = str(tmp_path / "s.db")
+        crawl = ["crawl", server.url, "--state", state, "-q", "--retries", "0"]
+        assert main(crawl) == 0
+        version["v"] = 2
+        assert main(crawl) == 0
+    finally:
+        server.stop()
+    out = tmp_path / "diff.jsonl"
+    capsys.readouterr()
+    assert main(["diff", state, "-o", str(out)]) == 1
+    printed = capsys.readouterr().out
+    rows = {
+        (row["url"].removeprefix(server.url), row["kind"]): row
+        for row in map(json.loads, out.read_text(encoding="utf-8").splitlines())
+    }
+    broken = rows["/flaky", "new-broken"]
+    # The answer before and now; every linking page counted, the first 20 named.
+    assert (broken["field"], broken["old"], broken["new"]) == ("status", 200, 500)
+    assert (broken["linking_pages"], broken["linking_links"]) == (30, 60)
+    assert len(broken["linked_from"]) == 20
+    line = f"new-broken       {server.url}/flaky (200 -> 500), linked from 30 pages (60 links): "
+    assert line in printed
+    assert printed.splitlines()[0].endswith(" and 25 more")
+    # A file whose body was not read changed: its validator says so.
+    tag = rows["/data.tag", "body"]
+    assert (tag["field"], tag["old"], tag["new"]) == ("etag", '"v1"', '"v2"')
+    assert ("/p/0", "body") not in rows  # the same HTML both times
+
+
+def test_diff_of_two_different_sites_is_refused_unless_forced(
+    serve: ServeFn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two = str(tmp_path / "one.db"), str(tmp_path / "two.db")
+    assert main(["crawl", serve(flipping_app({"v": 1})).url, "--state", one, "-q"]) == 0
+    assert main(["crawl", serve(flipping_app({"v": 1})).url, "--state", two, "-q"]) == 0
+    capsys.readouterr()
+    assert main(["diff", one, two]) == 2
+    err = capsys.readouterr().err
+    assert "two different sites (--force compares them anyway)" in err
+    assert len(err.strip().splitlines()) == 1
+    assert main(["diff", one, two, "--force", "-q", "--fail-on", "none"]) == 0

@@ -14,6 +14,7 @@ import pytest
 from frontier_backends import BASE_URL, DURABLE, Backend
 from sitecrawl import Page, Request
 from sitecrawl._urls import url_key
+from sitecrawl.audit._inlinks import fill_inlinks
 from sitecrawl.frontier import Frontier, PageStore
 from sitecrawl.sinks._tables import (
     IMAGES,
@@ -80,6 +81,8 @@ FULL = Page(
     js_links=[B + "/js-only"],
     html_values={"title": "Loading", "links": []},
     extracted={"price": 9.5, "n": 3, "on": True, "none": None, "tags": ["a", "é"], "ld": {"a": 1}},
+    inlinks=5,
+    unique_inlinks=4,
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),
@@ -162,6 +165,8 @@ def in_memory(table: TableSpec, pages: list[Page]) -> list[Row]:
     up front: what a store streams (the targets read in a first pass)."""
     targets = {_key(p.url): (p.status, p.error, p.error_kind) for p in pages}
     internal = InternalTest(BASE_URL, targets)
+    if table is PAGES:  # counted from every page's links, as a store counts them
+        fill_inlinks(pages)
     return [row for page in pages for row in _rows(table, page, targets, internal)]
 
 

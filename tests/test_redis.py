@@ -23,6 +23,8 @@ from servers import ServerThread, Traffic, checkout_env, expected_paths, site_ap
 from sitecrawl._cli import main
 
 VOLATILE = ("response_time_ms", "depth")  # timing, and BFS depth under concurrency
+#: Counted by `export` once the crawl has ended; the crawl's own -o leaves them empty.
+AFTER_THE_CRAWL = ("inlinks", "unique_inlinks")
 TOLERANCE = 0.03  # client-side start vs server-side arrival, across processes on 2 cores
 
 
@@ -31,7 +33,9 @@ def records(path: Path) -> dict[str, dict[str, Any]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         assert record["url"] not in out, f"{record['url']} twice"
-        out[record["url"]] = {k: v for k, v in record.items() if k not in VOLATILE}
+        out[record["url"]] = {
+            k: v for k, v in record.items() if k not in VOLATILE + AFTER_THE_CRAWL
+        }
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import re
 import shutil
@@ -138,11 +139,12 @@ def test_the_data_block_holds_the_audit() -> None:
     tables = {t["id"]: t for t in json.loads(block.group(1))["tables"]}
     found = audit(data.pages, data.links, data.images, start_url=data.meta.base_url)
     assert [row[0] for row in tables["broken"]["rows"]] == [S + "/gone", S + "/boom", JS_URL]
-    assert tables["broken"]["rows"][0][5] == [
-        [S + "/", HOSTILE_ANCHOR, "a", "html"],
-        [S + "/p3", "gone again", "a", "html"],
+    assert tables["broken"]["rows"][0][4:] == [
+        2,  # pages
+        2,  # links
+        [[S + "/", HOSTILE_ANCHOR, "a", "html"], [S + "/p3", "gone again", "a", "html"]],
     ]
-    assert tables["broken"]["rows"][1][5] == [[S + "/p4", "Crash", "a", "js"]]
+    assert tables["broken"]["rows"][1][6] == [[S + "/p4", "Crash", "a", "js"]]
     assert len(tables["broken"]["rows"]) == len(found.broken_links)
     assert tables["redirects"]["rows"] == [
         [
@@ -411,7 +413,72 @@ def test_a_table_past_its_cap_embeds_the_first_rows_and_names_the_export() -> No
         "-t pages -o pages.csv</code>"
     ) in html
     [gone] = [row for row in tables["broken"]["rows"] if row[0] == broken.url]
-    assert gone[4] == 300 and len(gone[5]) == 20  # every referrer counted, 20 embedded
+    assert gone[4] == gone[5] == 300  # pages, links
+    assert gone[6]["total"] == 300 and len(gone[6]["items"]) == 20  # 20 embedded
+    assert tables["broken"]["more"] == "sitecrawl export 'my crawl.db' -t links -o links.csv"
+
+
+def test_a_list_cut_short_says_its_real_count_and_the_export(
+    chromium: Browser, tmp_path: Path
+) -> None:
+    """300 pages link to one broken target, twice each: the cell embeds 20 and says the
+    other 280 exist, and where; counted in distinct pages, links beside."""
+    data = big_data(300)
+    broken = PageRow(url="https://big.test/gone", status=404, error="HTTP 404")
+    everyone = tuple(
+        LinkRow(source_url=p.url, target_url=broken.url, anchor_text=text)
+        for p in data.pages
+        for text in ("gone", "again")
+    )
+    data = ReportData(
+        meta=data.meta, pages=(*data.pages, broken), links=data.links + everyone, images=()
+    )
+    report = tmp_path / "report.html"
+    report.write_text(render_report(data, export_source="c.db"), encoding="utf-8")
+    with open_page(chromium) as (page, events):
+        _open_report(page, report)
+        table = page.locator("[data-table='broken']")
+        row = table.locator("tbody tr", has_text=broken.url)
+        cells = row.locator("td")
+        assert cells.nth(4).text_content() == "300" and cells.nth(5).text_content() == "600"
+        assert row.locator("summary").text_content() == "+295 more"
+        assert row.locator("li.not-embedded").text_content() == (
+            "280 more, not in this file: sitecrawl export c.db -t links -o links.csv"
+        )
+        assert row.locator("ul li").count() == 21  # 20 pages (each once), the note
+        _assert_quiet(events, report.as_uri())
+
+
+def test_chart_labels_carry_units_and_never_run_together(chromium: Browser, tmp_path: Path) -> None:
+    data = big_data(2000)  # every bucket filled; depths 0, 1-9 and 20 (16 bars: 0 to 15+)
+    home = PageRow(url="https://big.test/", status=200, depth=0)
+    deep = PageRow(url="https://big.test/deep", status=200, depth=20)
+    data = ReportData(meta=data.meta, pages=(home, *data.pages, deep), links=(), images=())
+    html = render_report(data)
+    assert not re.search(r"(?<![\d,.])1 pages", html)
+    assert "Depth 0: 1 page</title>" in html
+    report = tmp_path / "report.html"
+    report.write_text(html, encoding="utf-8")
+    with open_page(chromium) as (page, events):
+        _open_report(page, report)
+        charts = page.locator(".charts svg")
+        labels = page.evaluate(
+            """() => [...document.querySelectorAll('.charts svg')].map(svg =>
+                [...svg.querySelectorAll('text:not(.v)')].map(t => {
+                    const box = t.getBBox();
+                    return [t.textContent, box.x, box.x + box.width, box.y];
+                }))"""
+        )
+        assert charts.count() == 4
+        for chart in labels:
+            for line in {round(y) for _, _, _, y in chart}:  # labels, then units
+                row = sorted((left, right) for _, left, right, y in chart if round(y) == line)
+                for (_, right), (left, _) in itertools.pairwise(row):
+                    assert left - right >= 3, chart  # a gap between neighbours
+        texts = [[text for text, *_ in chart] for chart in labels]
+        assert texts[2][:4] == ["<100", "ms", "100-250", "ms"]
+        assert texts[3][:4] == ["<10", "KB", "10-50", "KB"]
+        _assert_quiet(events, report.as_uri())
 
 
 BIDI_TITLE = "invoice\u202efdp.exe"  # with the override live: "invoiceexe.pdf"

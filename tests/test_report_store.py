@@ -6,6 +6,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sitecrawl.audit._inlinks import fill_inlinks
 from sitecrawl.frontier import SqliteFrontier
 from sitecrawl.report import ReportData, render_report
 from sitecrawl.report._build import store_report_data
@@ -28,6 +29,7 @@ async def test_the_report_of_a_store_keeps_only_the_links_the_audit_needs(
         base_url, seconds = store.base_url, await store.crawl_seconds()
         streamed = await store_report_data(store)
     assert base_url is not None
+    fill_inlinks(pages)  # as the report of a crawl's records in memory
     rows = site_rows(pages, base_url)
     full = ReportData.build(
         base_url=base_url,

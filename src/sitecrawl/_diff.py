@@ -2,14 +2,19 @@
 two rows at a time. No I/O: the rows come from the store (:func:`diff_rows`), the changes go
 to whoever prints or writes them.
 
-A change is one row: ``url``, ``kind``, ``field``, ``old``, ``new``, ``severity``. The kinds,
-most severe first (:data:`KINDS`): ``new-broken`` (a URL that answers an error now and did not,
-with the pages linking to it), ``status``, ``removed``, ``blocked`` (newly blocked by
+A change is one row: ``url``, ``kind``, ``field``, ``old``, ``new``, ``severity``, and for a
+``new-broken`` one ``linking_pages`` (how many distinct pages link to it), ``linking_links``
+(by how many links) and ``linked_from`` (the first of those pages). The kinds,
+most severe first (:data:`KINDS`): ``new-broken`` (a URL that answers an error now and did not:
+``old`` its answer before, None when it is new, ``new`` its answer now), ``status``,
+``removed``, ``blocked`` (newly blocked by
 robots.txt), ``redirect`` (another redirect target: the fields of the page it leads to are
 not compared), ``noindex`` (``indexable`` changed),
 ``canonical``, ``added``, ``title``, ``h1``, ``meta-description``, ``word-count`` (more than
 :data:`WORD_THRESHOLD` of the words, and at least :data:`WORD_MIN`), ``extracted`` (a custom
-extraction's value, one row per rule: field ``x:NAME``), ``body`` (another body hash).
+extraction's value, one row per rule: field ``x:NAME``), ``body`` (another body hash; for a
+body the crawl did not read, as a file that is not HTML: another ``etag``, else another
+``last_modified``, else another ``size_bytes``).
 """
 
 from __future__ import annotations
@@ -63,6 +68,9 @@ class DiffRow(NamedTuple):
     """The number of redirect hops."""
     extracted: str | dict[str, Any] | None
     """The custom extraction values: a JSON object (as stored), or a dict."""
+    etag: str | None
+    last_modified: str | None
+    size_bytes: int | None
 
 
 #: The columns a diff reads of each page (besides ``key`` and ``url``), in this order.
@@ -80,6 +88,10 @@ class Change:
     field: str | None
     old: Any
     new: Any
+    #: ``new-broken``: the distinct pages linking to it, their links, and the first pages.
+    linking_pages: int | None = None
+    linking_links: int | None = None
+    linked_from: tuple[str, ...] = ()
 
     @property
     def severity(self) -> str:
@@ -93,6 +105,9 @@ class Change:
             "old": self.old,
             "new": self.new,
             "severity": self.severity,
+            "linking_pages": self.linking_pages,
+            "linking_links": self.linking_links,
+            "linked_from": list(self.linked_from) if self.kind == "new-broken" else None,
         }
 
 
@@ -190,13 +205,22 @@ def compare(a: DiffRow, b: DiffRow) -> Iterator[Change]:
                 yield Change(url, "extracted", f"x:{name}", values_a.get(name), values_b.get(name))
     # Hashes of two lengths come from two versions' algorithms: not comparable.
     hash_a, hash_b = a.body_hash, b.body_hash
-    if (
-        hash_a is not None
-        and hash_b is not None
-        and hash_a != hash_b
-        and len(hash_a) == len(hash_b)
-    ):
-        yield Change(url, "body", "body_hash", a.body_hash, b.body_hash)
+    if hash_a is not None and hash_b is not None:
+        if hash_a != hash_b and len(hash_a) == len(hash_b):
+            yield Change(url, "body", "body_hash", a.body_hash, b.body_hash)
+    elif hash_a is None and hash_b is None and (validator := _unread_change(a, b)) is not None:
+        yield Change(url, "body", validator, getattr(a, validator), getattr(b, validator))
+
+
+def _unread_change(a: DiffRow, b: DiffRow) -> str | None:
+    """For a body neither crawl read (not HTML): the field saying it changed, the first that
+    both crawls know of ``etag``, ``last_modified``, ``size_bytes`` (None: unchanged, or
+    nothing to tell)."""
+    for name in ("etag", "last_modified", "size_bytes"):
+        old, new = getattr(a, name), getattr(b, name)
+        if old is not None and new is not None:
+            return name if old != new else None
+    return None
 
 
 def _extracted(stored: Any) -> dict[str, Any]:

@@ -118,6 +118,11 @@ class Page:
     #: The custom extraction rules' values, rule name -> value (``--extract``; see
     #: :mod:`._extraction`); empty without rules, or for a page that was not HTML.
     extracted: dict[str, Any] = field(default_factory=dict)
+    #: The ``<a>`` links to this page from the crawl's other pages (duplicates included) and
+    #: the distinct pages with one: counted once the crawl has ended (``export``, the report,
+    #: ``check``; :mod:`sitecrawl.audit._inlinks`), None in records written as pages arrive.
+    inlinks: int | None = None
+    unique_inlinks: int | None = None
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import shlex
 import signal
 import socket
 import sys
@@ -110,20 +111,31 @@ def _execute(args: argparse.Namespace) -> int:
 def link_targets(
     pages: list[Page], scope: CrawlScope, *, external: bool, followed: bool = True
 ) -> list[str]:
-    """What to check after the crawl: targets it did not fetch, distinct, in link order. The
-    site's resources (every kind but ``a``; links too when the crawl ``followed`` none: a
-    list); external URLs of any kind with ``external``."""
+    """What to check after the crawl: targets it did not fetch, one URL per page key (as the
+    summary counts them), in link order. The site's resources (every kind but ``a``; links
+    too when the crawl ``followed`` none: a list); external URLs of any kind with
+    ``external``."""
     from ..audit._findings import page_key
+    from ..audit._targets import page_links
 
-    crawled = {page_key(page.url) for page in pages}
-    targets: dict[str, None] = {}
-    for page in pages:
+    by_key = {page_key(page.url): page for page in pages}
+    crawled = set(by_key)
+    seen: set[str] = set()
+    targets: list[str] = []
+    for source, page in page_links(pages, by_key):  # the links the summary counts
+        if not source:
+            continue
         for url, _, _, kind in page.links:
-            if url in targets or page_key(url) in crawled:
+            if url in seen:
+                continue
+            seen.add(url)
+            key = page_key(url)
+            if key in crawled:
                 continue
             if (kind != "a" or not followed) if scope.contains(url) else external:
-                targets[url] = None
-    return list(targets)
+                crawled.add(key)  # the first URL of a key stands for it
+                targets.append(url)
+    return targets
 
 
 async def _check(
@@ -143,6 +155,8 @@ async def _check(
     # The link check reads every page's links (their targets, and what links where).
     config = replace(config, link_details=True)
     code = await _crawl(config, [collector(records)], state, quiet=args.quiet, stop_at=deadline)
+    # The start page failed and the crawl said why: no summary of nothing (JUnit still says so).
+    start_failed = code == EXIT_FATAL
     crawl_cut = None
     if code == EXIT_INTERRUPTED:
         crawl_cut = TIME_LIMIT if _past(deadline) else _signalled()
@@ -156,15 +170,19 @@ async def _check(
         if targets and cut is None:
             checked, cut = await _check_targets(config, scope, targets, deadline, ctrl_c, args)
         skipped = {} if cut is None else {url: cut for url in targets if url not in checked}
-        outcome = check_outcome(
-            records.pages,
-            base_url,
-            checked,
-            fail_on_redirect=args.fail_on_redirect,
-            skipped=skipped,
-            crawl_cut=crawl_cut,
-        )
-        sys.stdout.write(format_text(outcome))
+        quiet = args.quiet or start_failed
+        with ResultsProgress(len(records.pages), quiet=quiet) as progress:
+            outcome = check_outcome(
+                records.pages,
+                base_url,
+                checked,
+                fail_on_redirect=args.fail_on_redirect,
+                skipped=skipped,
+                crawl_cut=crawl_cut,
+                progress=progress,
+            )
+        if not start_failed:
+            sys.stdout.write(format_text(outcome, export=_export_hint(args)))
         if args.junit:
             document = junit_xml(
                 outcome,
@@ -181,6 +199,45 @@ async def _check(
     if code == EXIT_FATAL or outcome.failed or cut == TIME_LIMIT:
         return EXIT_FATAL
     return EXIT_OK
+
+
+def _export_hint(args: argparse.Namespace) -> str:
+    """Where every link is listed, for "and N more"."""
+    if args.state:
+        return f"sitecrawl export {shlex.quote(args.state)} -t links -o links.csv"
+    return "check with --state FILE, then sitecrawl export FILE -t links -o links.csv"
+
+
+class ResultsProgress:
+    """Progress while the results are put together (on stderr, like the checks'): a line
+    when it starts, then one every :data:`EVERY` seconds, and one when it ends. Nothing
+    with ``quiet``."""
+
+    EVERY = 2.0
+
+    def __init__(self, pages: int, *, quiet: bool) -> None:
+        self._pages = pages
+        self._quiet = quiet
+        self._started = self._last = 0.0
+
+    def __enter__(self) -> ResultsProgress:
+        self._started = self._last = time.monotonic()
+        pages = f"{self._pages:,} page{'s' * (self._pages != 1)}"
+        self._print(f"grouping the links of {pages} by target")
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.EVERY and done < total:
+            self._last = now
+            self._print(f"grouped the links of {done:,} of {total:,} pages")
+
+    def __exit__(self, *exc: object) -> None:
+        self._print(f"grouped in {time.monotonic() - self._started:.1f} s")
+
+    def _print(self, line: str) -> None:
+        if not self._quiet:
+            print(line, file=sys.stderr, flush=True)
 
 
 def _past(deadline: float | None) -> bool:

@@ -10,6 +10,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, closing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from ..frontier import SqliteFrontier
 
 EXIT_CHANGED = 1
+#: Pages linking to a new broken URL a listing names (a row keeps up to 20).
+SHOWN = 5
 
 
 def add_command(commands: Any) -> None:
@@ -46,6 +49,11 @@ def add_command(commands: Any) -> None:
     diff.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
     diff.add_argument(
         "--report", metavar="FILE", help="also write the changes as an HTML page to FILE"
+    )
+    diff.add_argument(
+        "--force",
+        action="store_true",
+        help="compare OLD and NEW even when they are crawls of two different sites",
     )
     diff.add_argument("-q", "--quiet", action="store_true", help="no listing, no summary")
     diff.set_defaults(handler=_execute)
@@ -96,6 +104,8 @@ async def _diff(args: argparse.Namespace) -> ChangeSet:
     async with SqliteFrontier(args.states[0], create=False) as first:
         if len(args.states) == 2:
             async with SqliteFrontier(args.states[1], create=False) as second:
+                if not args.force:
+                    _same_site(args.states, first.base_url, second.base_url)
                 return ChangeSet(
                     changes=compare(first, first.crawl, second, second.crawl),
                     since=f"{args.states[0]} (crawl {first.crawl})",
@@ -116,6 +126,19 @@ async def _diff(args: argparse.Namespace) -> ChangeSet:
                 kept = ", ".join(map(str, numbers))
                 raise UsageError(f"{args.states[0]} holds no crawl {number} (kept: {kept})")
         return between(first, args.states[0], old, new)
+
+
+def _same_site(paths: list[str], old: str | None, new: str | None) -> None:
+    """Refuse (exit 2) to compare crawls of two sites: every page would be removed and
+    added."""
+    from .._urls import split_host
+
+    hosts = [split_host(url).lower() if url and "://" in url else url for url in (old, new)]
+    if hosts[0] != hosts[1]:
+        raise UsageError(
+            f"{paths[0]} is a crawl of {old} and {paths[1]} of {new}: two different sites"
+            " (--force compares them anyway)"
+        )
 
 
 def between(store: SqliteFrontier, path: str, old: int, new: int) -> ChangeSet:
@@ -145,7 +168,7 @@ def compare(
 ) -> list[Change]:
     """The changes from one crawl to another, most severe first; new broken links with the
     pages of the newer crawl linking to them."""
-    from .._diff import COLUMNS, Change, merge, ordered
+    from .._diff import COLUMNS, merge, ordered
 
     # Both sides closed before their files are, also when one fails (a corrupt file)
     with (
@@ -156,12 +179,14 @@ def compare(
     broken = [change.url for change in changes if change.kind == "new-broken"]
     if broken:
         linking = new.referrers(new_crawl, broken)
-        changes = [
-            Change(c.url, c.kind, "linked_from", c.new, linking.get(c.url, []))
-            if c.kind == "new-broken"
-            else c
-            for c in changes
-        ]
+
+        def with_referrers(change: Change) -> Change:
+            first, pages, links = linking.get(change.url, ([], 0, 0))
+            return replace(
+                change, linking_pages=pages, linking_links=links, linked_from=tuple(first)
+            )
+
+        changes = [with_referrers(c) if c.kind == "new-broken" else c for c in changes]
     return ordered(changes)
 
 
@@ -179,6 +204,9 @@ def _write(found: ChangeSet, args: argparse.Namespace) -> int:
             ("old", "json"),
             ("new", "json"),
             ("severity", "str"),
+            ("linking_pages", "int"),
+            ("linking_links", "int"),
+            ("linked_from", "strs"),
         ),
     )
     with ExitStack() as stack:
@@ -211,7 +239,14 @@ def print_changes(path: str, old: int, new: int) -> None:
     """Print what changed from crawl ``old`` to crawl ``new`` of state file ``path`` (the
     summary on stderr, one line per change on stdout): ``crawl --diff``."""
     args = argparse.Namespace(
-        states=[path], old=old, new=new, output=[], quiet=False, fail_on=None, junit=None
+        states=[path],
+        old=old,
+        new=new,
+        output=[],
+        quiet=False,
+        fail_on=None,
+        junit=None,
+        force=False,
     )
     _write(run_async(_diff(args)), args)
 
@@ -224,9 +259,24 @@ def _lines(changes: list[Change]) -> Iterator[str]:
         elif change.kind == "removed":
             yield head
         elif change.kind == "new-broken":
-            yield f"{head} ({change.old}), linked from: " + " ".join(change.new)
+            answer = f"{change.old} -> {change.new}" if change.old is not None else change.new
+            yield f"{head} ({answer}){_linked_from(change)}"
         else:
             yield f"{head}: {change.old!r} -> {change.new!r}"
+
+
+def _linked_from(change: Change) -> str:
+    """``, linked from 3 pages (5 links): A B C`` (the first few, then how many more)."""
+    pages = change.linking_pages or 0
+    if not pages:
+        return ", linked from no page"
+    shown = change.linked_from[:SHOWN]
+    links = change.linking_links or 0
+    counted = "" if links == pages else f" ({links:,} links)"
+    text = f", linked from {pages:,} page{'s' * (pages != 1)}{counted}: " + " ".join(shown)
+    if pages > len(shown):
+        text += f" and {pages - len(shown):,} more"
+    return text
 
 
 def _report(path: str, found: ChangeSet) -> None:

@@ -22,10 +22,9 @@ def add_command(commands: Any) -> None:
         "-o",
         "--output",
         action="append",
-        required=True,
         metavar="FILE",
         help="write the table to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout);"
-        " repeatable",
+        " repeatable (default: STATE's name and the table's, STATE.TABLE.csv)",
     )
     export.add_argument(
         "-t",
@@ -49,9 +48,10 @@ def _execute(args: argparse.Namespace) -> int:
     from ..parse._extraction import stored_rules
     from ..sinks import write_rows_async
     from ..sinks._tables import TABLES, pages_table, store_rows
-    from ._store import open_store, source_name
+    from ._store import default_output, open_store, source_name
 
     check_source(args)
+    args.output = args.output or [default_output(args, f"{args.table}.csv")]
     check_outputs(args.output)
     table = TABLES[args.table]
 
@@ -75,5 +75,6 @@ def _execute(args: argparse.Namespace) -> int:
     count = run_async(export())
     if not args.quiet:
         what = "pages" if args.table == "pages" else f"{args.table} rows"
-        print(f"{count:,} {what} from {source_name(args)}", file=sys.stderr)
+        where = "" if args.output == ["-"] else f": {', '.join(args.output)}"
+        print(f"{count:,} {what} from {source_name(args)}{where}", file=sys.stderr)
     return EXIT_OK

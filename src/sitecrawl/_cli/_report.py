@@ -20,7 +20,10 @@ def add_command(commands: Any) -> None:
     report = commands.add_parser("report", help="write the HTML report of a crawl's state file")
     report.add_argument("state", metavar="STATE", nargs="?", help="a state file written by 'crawl'")
     report.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="the HTML file to write"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="the HTML file to write (default: STATE's name, STATE.report.html)",
     )
     report.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_redis_options(report, required=False)
@@ -31,9 +34,10 @@ def _execute(args: argparse.Namespace) -> int:
     from ..frontier import SqliteFrontier
     from ..report._build import store_report_data
     from ._diff import previous_changes
-    from ._store import open_store, source_args
+    from ._store import default_output, open_store, source_args
 
     check_source(args)
+    args.output = args.output or default_output(args, "report.html")
 
     async def read() -> tuple[ReportData, ChangeSet | None]:
         async with open_store(args) as store:
@@ -64,9 +68,11 @@ async def read_report_data(state: str) -> tuple[ReportData, ChangeSet | None]:
 def write_report(records: CrawlRecords, path: str, *, export_source: str = "STATE.db") -> None:
     """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``; a table
     cut short names ``sitecrawl export EXPORT_SOURCE`` for the rest."""
+    from ..audit._inlinks import fill_inlinks
     from ..report import ReportData
     from ..sinks._tables import site_rows
 
+    fill_inlinks(records.pages)  # the crawl has ended: every page's links are known
     rows = site_rows(records.pages, records.base_url)
     data = ReportData.build(
         base_url=records.base_url,

@@ -9,6 +9,7 @@ import shlex
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -47,6 +48,20 @@ async def open_store(args: argparse.Namespace) -> AsyncIterator[PageStore]:
 def source_name(args: argparse.Namespace) -> str:
     """Where the crawl was read from, for messages."""
     return f"crawl {args.crawl_id} in Redis" if args.redis is not None else str(args.state)
+
+
+def default_output(args: argparse.Namespace, suffix: str) -> str:
+    """The file ``export`` and ``report`` write without ``-o``, in the working folder: the
+    state file's name without ``.sitecrawl.db`` (or its last suffix), or ``crawl-ID`` for a
+    crawl in Redis, then ``.SUFFIX`` (``example.com.pages.csv``, ``example.com.report.html``)."""
+    if args.redis is not None:
+        stem = f"crawl-{args.crawl_id}"
+    else:
+        name = Path(args.state).name
+        stem = name.removesuffix(".sitecrawl.db")
+        if stem == name or not stem:
+            stem = Path(name).stem or "crawl"
+    return f"{stem}.{suffix}"
 
 
 def source_args(args: argparse.Namespace) -> str:

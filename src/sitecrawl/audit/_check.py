@@ -16,23 +16,18 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeAlias
 
 from .._exceptions import RedirectOutOfScope
 from .._models import Page
 from .._terminal import printable
-from ..sinks._tables import site_rows
-from ._findings import (
-    BrokenLink,
-    RedirectChain,
-    Referrer,
-    audit,
-    page_key,
-    referrers_by_key,
-)
+from ..sinks._tables import InternalTest
+from ._findings import BrokenLink, RedirectChain, Referrer, is_broken, page_key
 from ._linkcheck import TargetStatus
+from ._targets import tally_targets
 
 #: Why a link target was not checked, as the summary says it.
 EXTERNAL = "external (no --external)"
@@ -86,73 +81,69 @@ def check_outcome(
     fail_on_redirect: bool = False,
     skipped: Mapping[str, str] | None = None,
     crawl_cut: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CheckOutcome:
     """``skipped``: target URL -> why the check did not get to it (it was stopped);
     ``crawl_cut``: why the crawl stopped early (:data:`TIME_LIMIT`, :data:`INTERRUPTED`),
-    said of the site's pages it did not reach."""
+    said of the site's pages it did not reach; ``progress(pages done, pages)`` is called as
+    the links are read (:func:`~sitecrawl.audit._targets.tally_targets`).
+
+    One pass over the links (:mod:`sitecrawl.audit._targets`): memory beyond the pages
+    themselves grows with the distinct targets and the pages linking to broken or redirected
+    ones, not with the links."""
     skipped = skipped or {}
+    crawled: dict[str, Page] = {}
+    for page in pages:
+        crawled.setdefault(page_key(page.url), page)
+    redirected = _redirected(pages, checked)
+    broken_answers: dict[str, Answer] = {}
 
-    def target_status(url: str) -> tuple[int | None, str | None, str | None] | None:
-        found = checked.get(url)
-        return None if found is None else (found.status, found.error, found.error_kind)
+    def wanted(key: str, url: str) -> bool:
+        found = _answer(key, url, checked, crawled)
+        if found is not None and is_broken(*found):
+            broken_answers[key] = found
+            return True
+        return key in redirected
 
-    rows = site_rows(pages, base_url, target_status=target_status)
-    findings = audit(rows.pages, rows.links, rows.images, start_url=base_url)
-    referrers = referrers_by_key(rows.links)
-    broken_keys = {page_key(b.target_url) for b in findings.broken_links}
-    by_key = {page_key(page.url): page for page in pages}
-    redirects: dict[str, RedirectChain] = {}
-    for chain in findings.redirect_chains:
-        key = page_key(chain.url)
-        if chain.referrers and key not in broken_keys:
-            redirects[key] = RedirectChain(
-                chain.url, chain.hops, chain.final_url, chain.final_status, chain.referrers
-            )
-    for page in pages:  # redirects that left the site: a warning, the target is not checked
-        key = page_key(page.url)
-        if (
-            page.error_kind == RedirectOutOfScope.kind
-            and page.status is not None
-            and key in referrers
-        ):
-            hops = (*page.redirects, (page.final_url or page.url, page.status))
-            redirects[key] = RedirectChain(page.url, hops, page.location, None, referrers[key])
-    for url, status in checked.items():
-        key = page_key(url)
-        if status.hops and not status.broken and key in referrers:
-            redirects.setdefault(
-                key,
-                RedirectChain(url, status.hops, status.final_url, status.status, referrers[key]),
-            )
-    targets: dict[str, CheckedTarget] = {}
+    first_url, referred = tally_targets(pages, crawled, wanted, progress=progress)
+    internal = InternalTest(base_url, crawled)
+    broken: list[BrokenLink] = []
+    redirects: list[RedirectChain] = []
+    targets: list[CheckedTarget] = []
     unchecked: dict[str, str] = {}
     cut: list[SkippedTarget] = []
-    for link in rows.links:
-        key = page_key(link.target_url)
-        if key in targets or key in unchecked:
-            continue
-        found = checked.get(link.target_url)
-        target_page = by_key.get(key)
-        if found is not None:
-            targets[key] = CheckedTarget(
-                link.target_url, link.internal, found.status, found.error, 0.0
+    for key, url in first_url.items():
+        inside = internal(url)
+        if (answer := broken_answers.get(key)) is not None:
+            refs = referred[key]
+            broken.append(
+                BrokenLink(url, answer[0], answer[1], inside, refs.first, refs.pages, refs.links)
             )
+        elif (chain := redirected.get(key)) is not None:
+            refs = referred[key]
+            redirects.append(
+                RedirectChain(*chain, referrers=refs.first, pages=refs.pages, links=refs.links)
+            )
+        found = checked.get(url)
+        target_page = crawled.get(key)
+        if found is not None:
+            targets.append(CheckedTarget(url, inside, found.status, found.error, 0.0))
         elif target_page is not None:
             seconds = (target_page.response_time_ms or 0.0) / 1000
-            targets[key] = CheckedTarget(
-                link.target_url, link.internal, target_page.status, target_page.error, seconds
+            targets.append(
+                CheckedTarget(url, inside, target_page.status, target_page.error, seconds)
             )
-        elif (why := skipped.get(link.target_url)) is not None:
+        elif (why := skipped.get(url)) is not None:
             unchecked[key] = why
-            cut.append(SkippedTarget(link.target_url, link.internal, why))
+            cut.append(SkippedTarget(url, inside, why))
         else:
-            unchecked[key] = (crawl_cut or BEYOND_LIMITS) if link.internal else EXTERNAL
+            unchecked[key] = (crawl_cut or BEYOND_LIMITS) if inside else EXTERNAL
     why_counts = Counter(unchecked.values())
     return CheckOutcome(
         base_url=base_url,
-        broken=findings.broken_links,
-        redirects=tuple(sorted(redirects.values(), key=lambda r: r.url)),
-        checked=tuple(targets.values()),
+        broken=tuple(sorted(broken, key=lambda b: (-b.pages, b.target_url))),
+        redirects=tuple(sorted(redirects, key=lambda r: r.url)),
+        checked=tuple(targets),
         unchecked=len(unchecked),
         fail_on_redirect=fail_on_redirect,
         unchecked_why=tuple(sorted(why_counts.items(), key=lambda item: (-item[1], item[0]))),
@@ -160,14 +151,66 @@ def check_outcome(
     )
 
 
+#: What a link target answered: ``(status, error, error_kind)``.
+Answer: TypeAlias = tuple[int | None, str | None, str | None]
+#: A redirect as the check reports it: ``(url, hops, final_url, final_status)``.
+_Chain: TypeAlias = tuple[str, tuple[tuple[str, int], ...], str | None, int | None]
+
+
+def _answer(
+    key: str, url: str, checked: Mapping[str, TargetStatus], crawled: Mapping[str, Page]
+) -> Answer | None:
+    """What ``url`` answered: checked apart from the crawl, else crawled (None: neither)."""
+    if (found := checked.get(url)) is not None:
+        return found.status, found.error, found.error_kind
+    if (page := crawled.get(key)) is not None:
+        return page.status, page.error, page.error_kind
+    return None
+
+
+def _redirected(pages: Sequence[Page], checked: Mapping[str, TargetStatus]) -> dict[str, _Chain]:
+    """Each redirected URL's chain by key: crawled pages that redirected (a redirect that
+    left the site ends there, unfollowed), then targets checked apart that did."""
+    chains: dict[str, _Chain] = {}
+    for page in pages:
+        if page.error_kind == RedirectOutOfScope.kind and page.status is not None:
+            hops = (*page.redirects, (page.final_url or page.url, page.status))
+            chains[page_key(page.url)] = (page.url, tuple(hops), page.location, None)
+        elif page.redirects:
+            chains[page_key(page.url)] = (
+                page.url,
+                tuple(page.redirects),
+                page.final_url,
+                page.status,
+            )
+    for url, status in checked.items():
+        if status.hops and not status.broken:
+            chains.setdefault(page_key(url), (url, status.hops, status.final_url, status.status))
+    return chains
+
+
 # -- text -----------------------------------------------------------------------------------
 
 
-def _referrer_lines(referrers: tuple[Referrer, ...]) -> list[str]:
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
+def referred_by(pages: int, links: int) -> str:
+    """``<- 3 pages (5 links)``: how referrers are counted, distinct pages first."""
+    counted = "" if links == pages else f" ({_plural(links, 'link')})"
+    return f"<- {_plural(pages, 'page')}{counted}"
+
+
+def _referrer_lines(
+    referrers: tuple[Referrer, ...], pages: int, export: str | None = None
+) -> list[str]:
     lines = []
     for ref in referrers:
         text = "" if ref.anchor_text is None else f' "{ref.anchor_text}"'
         lines.append(f"    from {ref.source_url}{text} [{ref.kind}]")
+    if (more := pages - len(referrers)) > 0:
+        lines.append(f"    and {more:,} more" + (f": {export}" if export else ""))
     return lines
 
 
@@ -177,18 +220,23 @@ def _chain(link: RedirectChain) -> str:
     return " -> ".join(steps)
 
 
-def format_text(outcome: CheckOutcome) -> str:
-    """The human report: each broken target with its referrers, then the redirects. Crawled
-    text is made :func:`~sitecrawl._terminal.printable` (one line per entry, no escapes)."""
+def format_text(outcome: CheckOutcome, *, export: str | None = None) -> str:
+    """The human report: each broken target once, with how many pages link to it and the
+    first few of them, then the redirects. ``export``: the command that lists every link
+    (said after "and N more"). Crawled text is made :func:`~sitecrawl._terminal.printable`
+    (one line per entry, no escapes)."""
     lines: list[str] = []
     for broken in outcome.broken:
         scope = "internal" if broken.internal else "external"
-        lines.append(f"BROKEN {broken.target_url}  {broken.reason}  ({scope})")
-        lines += _referrer_lines(broken.referrers)
+        lines.append(
+            f"BROKEN {broken.target_url}  {broken.reason}  ({scope})"
+            f"  {referred_by(broken.pages, broken.links)}"
+        )
+        lines += _referrer_lines(broken.referrers, broken.pages, export)
     label = "REDIRECT" if outcome.fail_on_redirect else "warning: redirect"
     for link in outcome.redirects:
-        lines.append(f"{label} {link.url}  {_chain(link)}")
-        lines += _referrer_lines(link.referrers)
+        lines.append(f"{label} {link.url}  {_chain(link)}  {referred_by(link.pages, link.links)}")
+        lines += _referrer_lines(link.referrers, link.pages, export)
     lines.append(summary_line(outcome))
     return "\n".join(printable(line) for line in lines) + "\n"
 
@@ -196,7 +244,7 @@ def format_text(outcome: CheckOutcome) -> str:
 def summary_line(outcome: CheckOutcome) -> str:
     n = len(outcome.checked)
     line = (
-        f"{n:,} link target{'s' * (n != 1)} checked: {len(outcome.broken):,} broken,"
+        f"{_plural(n, 'link target')} checked: {len(outcome.broken):,} broken,"
         f" {len(outcome.redirects):,} redirected"
     )
     if outcome.unchecked:
@@ -215,8 +263,9 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def _junit_lines(referrers: tuple[Referrer, ...]) -> list[str]:
-    return [line.strip() for line in _referrer_lines(referrers)]
+def _junit_lines(referrers: tuple[Referrer, ...], pages: int, links: int) -> list[str]:
+    lines = [line.strip() for line in _referrer_lines(referrers, pages)]
+    return [f"linked from {_plural(pages, 'page')} ({_plural(links, 'link')})", *lines]
 
 
 def junit_xml(
@@ -245,9 +294,12 @@ def junit_xml(
         if (found := broken.get(key)) is not None:
             failures += 1
             failure = ET.SubElement(case, "failure", message=_xml_text(found.reason), type="broken")
-            failure.text = _xml_text("\n".join(_junit_lines(found.referrers)))
+            failure.text = _xml_text(
+                "\n".join(_junit_lines(found.referrers, found.pages, found.links))
+            )
         elif (link := redirected.get(key)) is not None:
-            text = "\n".join([f"redirects: {_chain(link)}", *_junit_lines(link.referrers)])
+            refs = _junit_lines(link.referrers, link.pages, link.links)
+            text = "\n".join([f"redirects: {_chain(link)}", *refs])
             if outcome.fail_on_redirect:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message="redirected", type="redirect")

@@ -9,7 +9,7 @@ ignored), so ``http://x/a/`` and ``https://x/a`` are one page, as they were duri
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -41,13 +41,17 @@ class Referrer:
 
 @dataclass(frozen=True, slots=True)
 class BrokenLink:
-    """A link target that failed (4xx, 5xx, or no response: DNS, refused, timeout, robots)."""
+    """A link target that failed (4xx, 5xx, or no response: DNS, refused, timeout, robots):
+    ``pages`` distinct pages link to it by ``links`` links; ``referrers`` are the pages (the
+    audit's: each distinct page, anchor text and kind; the check's: the first few pages)."""
 
     target_url: str
     status: int | None
     error: str | None
     internal: bool
     referrers: tuple[Referrer, ...]
+    pages: int
+    links: int
 
     @property
     def reason(self) -> str:
@@ -58,13 +62,16 @@ class BrokenLink:
 
 @dataclass(frozen=True, slots=True)
 class RedirectChain:
-    """A URL that redirected: each 3xx hop, then where it ended and who links to it."""
+    """A URL that redirected: each 3xx hop, then where it ended and who links to it
+    (``pages`` distinct pages by ``links`` links, as :class:`BrokenLink`)."""
 
     url: str
     hops: tuple[Hop, ...]
     final_url: str | None
     final_status: int | None
     referrers: tuple[Referrer, ...]
+    pages: int
+    links: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +140,11 @@ def audit(
     for page in pages:
         by_key.setdefault(page_key(page.url), page)
     referrers = referrers_by_key(links)
+    counts = Counter(page_key(link.target_url) for link in links)
     checked = _checked_text(pages)
     return Audit(
-        broken_links=_broken_links(links, by_key, referrers),
-        redirect_chains=_redirect_chains(pages, referrers),
+        broken_links=_broken_links(links, by_key, referrers, counts),
+        redirect_chains=_redirect_chains(pages, referrers, counts),
         missing={name: _missing(checked, name) for name in TEXT_FIELDS},
         duplicates={name: _duplicates(checked, name) for name in TEXT_FIELDS},
         slow_pages=_slow_pages(pages, slow_threshold_ms, slow_limit),
@@ -159,7 +167,7 @@ def page_key(url: str) -> str:
     return url_key(url) if "://" in url else url
 
 
-def _is_broken(status: int | None, error: str | None, error_kind: str | None) -> bool:
+def is_broken(status: int | None, error: str | None, error_kind: str | None) -> bool:
     """4xx/5xx; no response (DNS, refused, timeout, robots); or a redirect that went nowhere
     (a loop, too many hops), but not one that merely left the site."""
     if status is not None and status >= 400:
@@ -182,10 +190,16 @@ def referrers_by_key(links: Iterable[LinkRow]) -> dict[str, tuple[Referrer, ...]
     }
 
 
+def referring_pages(referrers: Iterable[Referrer]) -> int:
+    """How many distinct pages the referrers are: how referrers are counted everywhere."""
+    return len({ref.source_url for ref in referrers})
+
+
 def _broken_links(
     links: tuple[LinkRow, ...],
     by_key: Mapping[str, PageRow],
     referrers: Mapping[str, tuple[Referrer, ...]],
+    counts: Mapping[str, int],
 ) -> tuple[BrokenLink, ...]:
     broken: dict[str, BrokenLink] = {}
     for link in links:
@@ -195,32 +209,41 @@ def _broken_links(
         status, error, kind = link.status, link.error, link.error_kind
         if status is None and error is None and (page := by_key.get(key)) is not None:
             status, error, kind = page.status, page.error, page.error_kind
-        if _is_broken(status, error, kind):
+        if is_broken(status, error, kind):
             broken[key] = BrokenLink(
                 target_url=link.target_url,
                 status=status,
                 error=error,
                 internal=link.internal,
                 referrers=referrers[key],
+                pages=referring_pages(referrers[key]),
+                links=counts[key],
             )
-    return tuple(sorted(broken.values(), key=lambda b: (-len(b.referrers), b.target_url)))
+    return tuple(sorted(broken.values(), key=lambda b: (-b.pages, b.target_url)))
 
 
 def _redirect_chains(
-    pages: tuple[PageRow, ...], referrers: Mapping[str, tuple[Referrer, ...]]
+    pages: tuple[PageRow, ...],
+    referrers: Mapping[str, tuple[Referrer, ...]],
+    counts: Mapping[str, int],
 ) -> tuple[RedirectChain, ...]:
-    chains = [
-        RedirectChain(
-            url=page.url,
-            hops=tuple(page.redirects),
-            final_url=page.final_url,
-            final_status=page.status,
-            referrers=referrers.get(page_key(page.url), ()),
-        )
-        for page in pages
-        if page.redirects
-    ]
-    return tuple(sorted(chains, key=lambda c: (-len(c.hops), -len(c.referrers), c.url)))
+    chains = []
+    for page in pages:
+        if page.redirects:
+            key = page_key(page.url)
+            refs = referrers.get(key, ())
+            chains.append(
+                RedirectChain(
+                    url=page.url,
+                    hops=tuple(page.redirects),
+                    final_url=page.final_url,
+                    final_status=page.status,
+                    referrers=refs,
+                    pages=referring_pages(refs),
+                    links=counts.get(key, 0),
+                )
+            )
+    return tuple(sorted(chains, key=lambda c: (-len(c.hops), -c.pages, c.url)))
 
 
 def _checked_text(pages: tuple[PageRow, ...]) -> list[PageRow]:

@@ -255,7 +255,13 @@ class SqliteFrontier(CrawlHistory, Frontier):
                 )
             else:
                 self.base_url = stored
-                self.config, self.options = read_crawl(conn)
+                try:
+                    self.config, self.options = read_crawl(conn)
+                except ValueError as exc:  # not JSON: a page of the file was overwritten
+                    raise StateError(
+                        f"state file {self.path} is corrupt: its crawl settings cannot be read",
+                        path=self.path,
+                    ) from exc
         if new and self.base_url is None:
             raise StateError(f"{self.path} holds no crawl state", path=self.path)
         if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":

@@ -110,31 +110,36 @@ def diff_rows(
 
 def referrers(
     conn: sqlite3.Connection, crawl: int | None, targets: list[str], most: int
-) -> dict[str, list[str]]:
+) -> dict[str, tuple[list[str], int, int]]:
     """For each URL of ``targets``, the pages of crawl ``crawl`` (None: the current one)
-    linking to it (at most ``most`` each), through the ``links`` JSON arrays."""
+    linking to it (the first ``most``), how many pages and how many links in all, through the
+    ``links`` JSON arrays."""
     found: dict[str, list[str]] = {}
+    pages: dict[str, int] = {}
+    links: dict[str, int] = {}
     target = "json_extract(j.value, '$[0]')"
     for start in range(0, len(targets), 500):
         chunk = targets[start : start + 500]
         marks = ", ".join("?" * len(chunk))
         if crawl is None:
             sql = (
-                f"SELECT DISTINCT u.url, {target} FROM urls u JOIN pages p ON p.id = u.id,"
-                f" json_each(p.links) j WHERE {target} IN ({marks}) ORDER BY u.id"
+                f"SELECT u.url, {target} AS t, COUNT(*) FROM urls u JOIN pages p ON p.id = u.id,"
+                f" json_each(p.links) j WHERE t IN ({marks}) GROUP BY u.id, t ORDER BY u.id"
             )
             params: tuple[Any, ...] = tuple(chunk)
         else:
             sql = (
-                f"SELECT DISTINCT h.url, {target} FROM history h, json_each(h.links) j"
-                f" WHERE h.crawl = ? AND {target} IN ({marks}) ORDER BY h.rowid"
+                f"SELECT h.url, {target} AS t, COUNT(*) FROM history h, json_each(h.links) j"
+                f" WHERE h.crawl = ? AND t IN ({marks}) GROUP BY h.rowid, t ORDER BY h.rowid"
             )
             params = (crawl, *chunk)
-        for source, linked in conn.execute(sql, params):
-            pages = found.setdefault(linked, [])
-            if len(pages) < most:
-                pages.append(source)
-    return found
+        for source, linked, n in conn.execute(sql, params):
+            first = found.setdefault(linked, [])
+            pages[linked] = pages.get(linked, 0) + 1
+            links[linked] = links.get(linked, 0) + n
+            if len(first) < most:
+                first.append(source)
+    return {url: (first, pages[url], links[url]) for url, first in found.items()}
 
 
 class CrawlHistory:
@@ -202,8 +207,11 @@ class CrawlHistory:
             current = None if crawl == self.crawl else crawl
             yield from diff_rows(self._connection(), current, columns)
 
-    def referrers(self, crawl: int, targets: list[str], most: int = 20) -> dict[str, list[str]]:
-        """The pages of crawl ``crawl`` linking to each of ``targets`` (at most ``most``)."""
+    def referrers(
+        self, crawl: int, targets: list[str], most: int = 20
+    ) -> dict[str, tuple[list[str], int, int]]:
+        """The pages of crawl ``crawl`` linking to each of ``targets``: the first ``most``,
+        how many distinct pages and how many links in all."""
         with self._guard():
             current = None if crawl == self.crawl else crawl
             return referrers(self._connection(), current, targets, most)

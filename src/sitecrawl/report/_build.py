@@ -13,7 +13,8 @@ tests hold the two to the same report.
 from __future__ import annotations
 
 from .._models import Page
-from ..audit._findings import _NAVIGATION_KINDS, _is_broken, page_key
+from ..audit._findings import _NAVIGATION_KINDS, is_broken, page_key
+from ..audit._inlinks import Inlinks
 from ..audit._rows import ImageRow, LinkRow
 from ..frontier import PageStore
 from ..sinks._tables import InternalTest, _kind, js_added, link_source
@@ -33,12 +34,16 @@ async def store_report_data(store: PageStore) -> ReportData:
     pages: list[Page] = []
     crawled: set[str] = set()
     wanted: set[str] = set()  # keys of pages every link to which the audit needs
+    inlinks = Inlinks()
     async for page in store.read_pages():
+        inlinks.add(page)
         key = page_key(page.url)
         crawled.add(key)
-        if page.redirects or _is_broken(page.status, page.error, page.error_kind):
+        if page.redirects or is_broken(page.status, page.error, page.error_kind):
             wanted.add(key)
         pages.append(_without_links(page))
+    for page in pages:
+        inlinks.fill(page)
     internal = InternalTest(store.base_url, crawled)
     linked: set[str] = set()  # other targets: one navigation link from elsewhere is kept
     links: list[LinkRow] = []

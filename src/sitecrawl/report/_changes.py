@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._diff import KINDS
 from ._extraction import _text
-from ._tables import MAX_LIST, ColumnType, Table
+from ._tables import MAX_LIST, ColumnType, Table, cell_list
 
 if TYPE_CHECKING:
     from .._diff import Change, ChangeSet
@@ -50,7 +50,14 @@ _TONES = {"error": "bad", "warning": "warn", "info": ""}
 
 def _columns(kind: str) -> tuple[tuple[str, ColumnType], ...]:
     if kind == "new-broken":
-        return (("URL", "url"), ("Answer", "text"), ("Linked from", "urls"))
+        return (
+            ("URL", "url"),
+            ("Before", "text"),
+            ("Now", "text"),
+            ("Pages", "num"),
+            ("Links", "num"),
+            ("Linked from", "urls"),
+        )
     if kind in ("added", "removed"):
         return (("URL", "url"), ("Status", "status"))
     if kind == "status":
@@ -64,9 +71,11 @@ def _columns(kind: str) -> tuple[tuple[str, ColumnType], ...]:
 
 def _row(change: Change) -> list[Any]:
     kind = change.kind
-    if kind == "new-broken":  # old: the answer now; new: the pages linking to it
-        linking = change.new if isinstance(change.new, list) else []
-        return [change.url, _text(change.old), linking[:MAX_LIST]]
+    if kind == "new-broken":  # the answer before (None: a new URL) and now, who links to it
+        pages = change.linking_pages or 0
+        linking = cell_list(list(change.linked_from[:MAX_LIST]), pages)
+        links = change.linking_links or 0
+        return [change.url, _text(change.old), _text(change.new), pages, links, linking]
     if kind == "added":
         return [change.url, change.new]
     if kind in ("removed", "status", "redirect"):

@@ -87,6 +87,7 @@ def render_report(
             *(_section(table, export_source) for table in tables),
         ],
         tables=[*changed, *tables],
+        export_source=export_source,
     )
 
 
@@ -95,12 +96,20 @@ NOSCRIPT = (
 )
 
 
-def document(*, title: str, heading: str, sub: str, body: list[str], tables: list[Table]) -> str:
+def document(
+    *,
+    title: str,
+    heading: str,
+    sub: str,
+    body: list[str],
+    tables: list[Table],
+    export_source: str = "STATE.db",
+) -> str:
     """One HTML document of the report's styles and script: ``body`` (markup) in its main
-    part, the data of ``tables`` in its JSON block; ``title``, ``heading`` and ``sub`` are
-    text."""
+    part, the data of ``tables`` in its JSON block (a cut table or list names ``sitecrawl
+    export EXPORT_SOURCE``); ``title``, ``heading`` and ``sub`` are text."""
     css, js = _asset("report.css"), _asset("report.js")
-    payload = embed_json({"tables": [table.to_json() for table in tables]})
+    payload = embed_json({"tables": [table.to_json(export_source) for table in tables]})
     return "".join(
         [
             '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
@@ -240,9 +249,7 @@ def _section(table: Table, export_source: str) -> str:
     tone = "" if not table.is_issue else ("some" if n else "zero")
     more = ""
     if table.more:
-        command = table.command or (
-            f"sitecrawl export {export_source} -t {table.export} -o {table.export}.csv"
-        )
+        command = table.export_command(export_source)
         more = (
             f'<p class="help more">The first {len(table.rows):,} rows of {n:,}; '
             f"{table.more:,} more: <code>{escape(command)}</code></p>"

@@ -7,7 +7,9 @@ A table embeds at most ``max_rows`` rows (:data:`MAX_ROWS`, in the audit's order
 cell at most :data:`MAX_LIST` items (a broken link in every page's menu would otherwise carry
 every page of the site), so that the report of any crawl stays a file a browser opens;
 :attr:`Table.total` counts every row and :attr:`Table.export` names the ``sitecrawl export``
-table that holds them all.
+table that holds them all. A list cut short is ``{"items": [...], "total": N}`` (:func:`cell_list`)
+and the table's JSON names the command listing every item (``more``). Referrers are counted
+as everywhere: distinct pages (each listed once, with its first link's text), links beside.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class Table:
     """The ``sitecrawl export -t`` table holding every row."""
     command: str | None = None
     """The command writing every row, when it is not ``sitecrawl export -t`` :attr:`export`."""
+    lists_from: str | None = None
+    """The ``sitecrawl export -t`` table holding every item of a list cell cut short
+    (None: :attr:`export`), or with :attr:`command` that command."""
 
     @property
     def count(self) -> int:
@@ -65,17 +70,41 @@ class Table:
             return self
         return replace(self, rows=self.rows[:max_rows], total=len(self.rows))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, export_source: str = "STATE.db") -> dict[str, Any]:
         return {
             "id": self.id,
             "title": self.title,
             "columns": [{"label": label, "type": kind} for label, kind in self.columns],
             "rows": self.rows,
+            "more": self.export_command(export_source, self.lists_from),
         }
 
+    def export_command(self, export_source: str, table: str | None = None) -> str:
+        """The command writing every row (or every item of ``table``)."""
+        if self.command is not None:
+            return self.command
+        table = table or self.export
+        return f"sitecrawl export {export_source} -t {table} -o {table}.csv"
 
-def _refs(referrers: tuple[Referrer, ...]) -> list[list[str | None]]:
-    return [[r.source_url, r.anchor_text, r.kind, r.source] for r in referrers[:MAX_LIST]]
+
+def cell_list(items: list[Any], total: int) -> list[Any] | dict[str, Any]:
+    """A list cell: the items themselves, or when there are more than :data:`MAX_LIST`
+    (``total`` in all), the first ones and the real count."""
+    if total <= MAX_LIST and len(items) <= MAX_LIST:
+        return items
+    return {"items": items[:MAX_LIST], "total": max(total, len(items))}
+
+
+def _refs(referrers: tuple[Referrer, ...], pages: int) -> list[Any] | dict[str, Any]:
+    """The referring pages, each once (its first link's text and kind)."""
+    first: dict[str, Referrer] = {}
+    for ref in referrers:
+        if ref.source_url not in first:
+            first[ref.source_url] = ref
+            if len(first) == MAX_LIST:
+                break
+    items = [[r.source_url, r.anchor_text, r.kind, r.source] for r in first.values()]
+    return cell_list(items, pages)
 
 
 def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) -> list[Table]:
@@ -84,13 +113,15 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
         Table(
             "broken",
             "Broken links",
-            "Link targets that answered 4xx/5xx or not at all, with every page linking to them.",
+            "Link targets that answered 4xx/5xx or not at all: how many distinct pages link"
+            " to them, by how many links, and the pages (each once, with its first link's text).",
             (
                 ("Target", "url"),
                 ("Status", "status"),
                 ("Reason", "text"),
                 ("Scope", "text"),
-                ("Referrers", "num"),
+                ("Pages", "num"),
+                ("Links", "num"),
                 ("Linked from", "refs"),
             ),
             [
@@ -99,8 +130,9 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
                     b.status,
                     b.reason,
                     "internal" if b.internal else "external",
-                    len(b.referrers),
-                    _refs(b.referrers),
+                    b.pages,
+                    b.links,
+                    _refs(b.referrers, b.pages),
                 ]
                 for b in found.broken_links
             ],
@@ -125,11 +157,12 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
                     [list(hop) for hop in c.hops],
                     c.final_url,
                     c.final_status,
-                    _refs(c.referrers),
+                    _refs(c.referrers, c.pages),
                 ]
                 for c in found.redirect_chains
             ],
             export="redirects",
+            lists_from="links",
         ),
         Table(
             "missing",
@@ -148,7 +181,7 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
             "The same text on several pages (whitespace collapsed).",
             (("Field", "text"), ("Text", "text"), ("Pages", "num"), ("URLs", "urls")),
             [
-                [FIELD_LABELS[name], g.value, len(g.urls), list(g.urls[:MAX_LIST])]
+                [FIELD_LABELS[name], g.value, len(g.urls), cell_list(list(g.urls), len(g.urls))]
                 for name in TEXT_FIELDS
                 for g in found.duplicates.get(name, ())
             ],
@@ -199,6 +232,8 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
                 ("Words", "num"),
                 ("Indexable", "bool"),
                 ("Error", "text"),
+                ("Inlinks", "num"),
+                ("Unique inlinks", "num"),
             ),
             [
                 [
@@ -211,6 +246,8 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
                     p.word_count,
                     p.indexable,
                     p.error,
+                    p.inlinks,
+                    p.unique_inlinks,
                 ]
                 for p in data.pages
             ],

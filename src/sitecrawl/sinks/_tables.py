@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from .._models import PAGE_FIELDS, Page
 from .._pagecodec import COLUMN_TYPES, TUPLE_TYPES
 from .._urls import url_key
+from ..audit._inlinks import Inlinks
 from ..audit._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, LinkSource, PageRow
 from ..control._scope import CrawlScope
 
@@ -169,14 +170,21 @@ Target: TypeAlias = tuple[int | None, str | None, str | None]
 async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
     """The rows of ``table`` from a page store, streamed: one pass over its pages, two for
     the links table (the first keeps each crawled page's status and error by its key, a few
-    dozen bytes a page, for the ``target_*`` columns)."""
+    dozen bytes a page, for the ``target_*`` columns) and the pages table (the first counts
+    each page's ``inlinks``: :class:`~sitecrawl.audit._inlinks.Inlinks`)."""
     targets: dict[str, Target] = {}
-    if table is LINKS:
+    inlinks = Inlinks() if table.name == PAGES.name else None
+    if table is LINKS or inlinks is not None:
         async for page in store.read_pages():
-            targets[_key(page.url)] = (page.status, page.error, page.error_kind)
+            if inlinks is not None:
+                inlinks.add(page)
+            else:
+                targets[_key(page.url)] = (page.status, page.error, page.error_kind)
     assert store.base_url is not None, "an open store knows its crawl's start URL"
     internal = InternalTest(store.base_url, targets)
     async for page in store.read_pages():
+        if inlinks is not None:
+            inlinks.fill(page)
         for row in _rows(table, page, targets, internal):
             yield row
 

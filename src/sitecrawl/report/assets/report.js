@@ -53,7 +53,13 @@
     return link;
   }
 
-  function listNode(items, renderItem) {
+  // A list cell is an array, or {items, total} when the file embeds only the first items.
+  function listItems(v) { return Array.isArray(v) ? v : v.items; }
+  function listTotal(v) { return Array.isArray(v) ? v.length : v.total; }
+
+  function listNode(value, renderItem, more) {
+    var items = listItems(value);
+    var total = listTotal(value);
     var wrap = el("div", "cell-list");
     var list = el("ul");
     items.slice(0, LIST_PREVIEW).forEach(function (item) {
@@ -62,17 +68,21 @@
       list.appendChild(li);
     });
     wrap.appendChild(list);
-    if (items.length > LIST_PREVIEW) {
-      var more = el("details");
-      more.appendChild(el("summary", null, "+" + numberFormat.format(items.length - LIST_PREVIEW) + " more"));
+    if (total > LIST_PREVIEW) {
+      var details = el("details");
+      details.appendChild(el("summary", null, "+" + numberFormat.format(total - LIST_PREVIEW) + " more"));
       var rest = el("ul");
       items.slice(LIST_PREVIEW).forEach(function (item) {
         var li = el("li");
         renderItem(li, item);
         rest.appendChild(li);
       });
-      more.appendChild(rest);
-      wrap.appendChild(more);
+      if (total > items.length) {
+        var left = numberFormat.format(total - items.length) + " more, not in this file";
+        rest.appendChild(el("li", "muted not-embedded", more ? left + ": " + more : left));
+      }
+      details.appendChild(rest);
+      wrap.appendChild(details);
     }
     return wrap;
   }
@@ -88,29 +98,29 @@
     ms: function (td, v) { td.textContent = formatMs(v); },
     bytes: function (td, v) { td.textContent = formatBytes(v); },
     bool: function (td, v) { td.textContent = v === null ? "\u2014" : v ? "yes" : "no"; },
-    urls: function (td, v) {
-      td.appendChild(listNode(v, function (li, url) { li.appendChild(urlNode(url)); }));
+    urls: function (td, v, more) {
+      td.appendChild(listNode(v, function (li, url) { li.appendChild(urlNode(url)); }, more));
     },
-    refs: function (td, v) {
+    refs: function (td, v, more) {
       td.appendChild(listNode(v, function (li, ref) {
         li.appendChild(urlNode(ref[0]));
         var label = ref[1] === null || ref[1] === "" ? "(" + ref[2] + ", no text)" : ref[1];
         li.appendChild(el("span", "anchor", label));
         if (ref[3] === "js") li.appendChild(el("span", "origin", "added by JavaScript"));
-      }));
+      }, more));
     },
-    hops: function (td, v) {
+    hops: function (td, v, more) {
       td.appendChild(listNode(v, function (li, hop) {
         li.appendChild(el("span", statusClass(hop[1]), hop[1]));
         li.appendChild(urlNode(hop[0]));
-      }));
+      }, more));
     }
   };
   var NUMERIC = { status: true, num: true, ms: true, bytes: true };
   var LISTS = { urls: true, refs: true, hops: true };
 
   function sortKey(type, v) {
-    if (LISTS[type]) return v.length;
+    if (LISTS[type]) return listTotal(v);
     if (v === null) return null;
     if (type === "bool") return v ? 1 : 0;
     if (NUMERIC[type]) return v;
@@ -120,6 +130,7 @@
   function flatten(value, out) {
     if (value === null) return;
     if (Array.isArray(value)) value.forEach(function (x) { flatten(x, out); });
+    else if (typeof value === "object") flatten(value.items, out);
     else out.push(String(value));
   }
 
@@ -267,11 +278,12 @@
     var slice = this.view.slice(start, start + this.pageSize);
     var body = el("tbody");
     var rows = this.rows;
+    var more = this.spec.more || null;
     slice.forEach(function (i) {
       var tr = el("tr");
       columns.forEach(function (col, c) {
         var td = el("td", "col-" + col.type);
-        RENDER[col.type](td, rows[i][c]);
+        RENDER[col.type](td, rows[i][c], more);
         tr.appendChild(td);
       });
       body.appendChild(tr);
