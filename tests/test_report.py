@@ -20,7 +20,7 @@ from browser import Events, launch_chromium, open_page
 from sitecrawl.audit._findings import audit
 from sitecrawl.audit._rows import ImageRow, LinkRow, PageRow
 from sitecrawl.report import ReportData, render_report
-from sitecrawl.report._render import embed_json
+from sitecrawl.report._html import embed_json
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 S = "https://ex.com"

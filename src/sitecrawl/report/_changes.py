@@ -13,8 +13,8 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from .._diff import KINDS
-from ._extraction import _text
-from ._tables import MAX_LIST, ColumnType, Table, cell_list
+from ._html import NOSCRIPT, card, contents, document, section
+from ._table import MAX_LIST, ColumnType, Table, cell_list, cell_text
 
 if TYPE_CHECKING:
     from .._diff import Change, ChangeSet
@@ -75,7 +75,7 @@ def _row(change: Change) -> list[Any]:
         pages = change.linking_pages or 0
         linking = cell_list(list(change.linked_from[:MAX_LIST]), pages)
         links = change.linking_links or 0
-        return [change.url, _text(change.old), _text(change.new), pages, links, linking]
+        return [change.url, cell_text(change.old), cell_text(change.new), pages, links, linking]
     if kind == "added":
         return [change.url, change.new]
     if kind in ("removed", "status", "redirect"):
@@ -86,10 +86,10 @@ def _row(change: Change) -> list[Any]:
         return [
             change.url,
             (change.field or "").removeprefix("x:"),
-            _text(change.old),
-            _text(change.new),
+            cell_text(change.old),
+            cell_text(change.new),
         ]
-    return [change.url, _text(change.old), _text(change.new)]
+    return [change.url, cell_text(change.old), cell_text(change.new)]
 
 
 def change_tables(found: ChangeSet, *, max_rows: int = MAX_CHANGE_ROWS) -> list[Table]:
@@ -114,12 +114,11 @@ def change_tables(found: ChangeSet, *, max_rows: int = MAX_CHANGE_ROWS) -> list[
 
 def changes_section(found: ChangeSet, tables: list[Table]) -> str:
     """The heading, the count of each kind and the tables (:func:`change_tables`)."""
-    from ._render import _card, _section
 
     counts = found.counts()
     total = len(found.changes)
-    cards = [_card(f"{n:,}", kind, _TONES[KINDS[kind]]) for kind, n in counts.items()] or [
-        _card("0", "changes", "good")
+    cards = [card(f"{n:,}", kind, _TONES[KINDS[kind]]) for kind, n in counts.items()] or [
+        card("0", "changes", "good")
     ]
     tone = "some" if any(KINDS[kind] != "info" for kind in counts) else "zero"
     command = f"sitecrawl diff {found.command} -o changes.csv"
@@ -131,7 +130,7 @@ def changes_section(found: ChangeSet, tables: list[Table]) -> str:
             " Every change as"
             f" a row: <code>{escape(command)}</code></p>",
             f'<div class="cards">{"".join(cards)}</div></section>\n',
-            *(_section(table, "") for table in tables),
+            *(section(table, "") for table in tables),
         ]
     )
 
@@ -144,7 +143,6 @@ def render_changes(
 ) -> str:
     """The changes as one HTML document (``sitecrawl diff --report``): the report's styles,
     script and safety (:mod:`sitecrawl.report._render`)."""
-    from ._render import NOSCRIPT, _contents, document
 
     tables = change_tables(found, max_rows=max_rows)
     when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -153,6 +151,6 @@ def render_changes(
         title=f"Changes since {found.since}" + (f" · {found.base_url}" if found.base_url else ""),
         heading="Changes",
         sub=f"{site}{found.since} → {found.until} · generated {when}",
-        body=[_contents(tables) if tables else "", NOSCRIPT, changes_section(found, tables)],
+        body=[contents(tables) if tables else "", NOSCRIPT, changes_section(found, tables)],
         tables=tables,
     )

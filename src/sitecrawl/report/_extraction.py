@@ -7,20 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .._json import dumps
+from ._table import Table, cell_text
 
 if TYPE_CHECKING:
     from .._models import Page
-    from ._tables import ColumnType, Table
+    from ._table import ColumnType
 
 #: Distinct values shown as examples of a rule.
 EXAMPLES = 5
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else dumps(value)
 
 
 def _empty(value: Any) -> bool:
@@ -29,7 +23,6 @@ def _empty(value: Any) -> bool:
 
 def extraction_tables(pages: Iterable[Page]) -> list[Table]:
     """The two tables, or none when no page has an extracted value."""
-    from ._tables import Table
 
     names: dict[str, None] = {}
     rows: list[Page] = []
@@ -51,7 +44,7 @@ def extraction_tables(pages: Iterable[Page]) -> list[Table]:
                 empty += 1
             else:
                 matched += 1
-                distinct[_text(value) or ""] = None
+                distinct[cell_text(value) or ""] = None
         examples = " · ".join(list(distinct)[:EXAMPLES])
         summary.append([name, matched, empty, len(distinct), examples])
     columns: tuple[tuple[str, ColumnType], ...] = (
@@ -79,7 +72,7 @@ def extraction_tables(pages: Iterable[Page]) -> list[Table]:
             "Extracted values",
             "Each page's extracted values (lists and numbers as JSON).",
             columns,
-            [[page.url, *(_text(page.extracted.get(name)) for name in names)] for page in rows],
+            [[page.url, *(cell_text(page.extracted.get(name)) for name in names)] for page in rows],
             is_issue=False,
         ),
     ]

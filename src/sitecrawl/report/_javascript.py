@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ._table import Table
+
 if TYPE_CHECKING:
     from .._models import Page
-    from ._tables import Table
 
 #: The changes the table shows (``h1`` and ``meta_description`` changes are in the records).
 SHOWN = frozenset({"title", "canonical", "robots", "links"})
@@ -43,7 +44,6 @@ def javascript_tables(pages: Sequence[Page]) -> list[Table]:
 
 
 def _changed_table(rows: list[list[object]]) -> list[Table]:
-    from ._tables import Table
 
     if not rows:
         return []
@@ -72,7 +72,6 @@ def _changed_table(rows: list[list[object]]) -> list[Table]:
 
 
 def _cut_table(pages: Sequence[Page]) -> list[Table]:
-    from ._tables import Table
 
     rows: list[list[object]] = [
         [
