@@ -216,7 +216,7 @@ def test_cli_refuses_the_metadata_address_even_with_allow_private_redirects(
 
 
 def test_the_workers_of_a_redis_crawl_take_allow_private_redirects_from_it() -> None:
-    from sitecrawl.control._stored import decode, encode
+    from sitecrawl.frontier._stored import decode, encode
 
     for allow in (False, True):
         config = CrawlConfig(base_url="http://intranet.test/", allow_private_redirects=allow)

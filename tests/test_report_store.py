@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sitecrawl.audit._inlinks import fill_inlinks
+from sitecrawl.audit._site import site_rows
 from sitecrawl.frontier import SqliteFrontier
 from sitecrawl.report import ReportData, render_report
 from sitecrawl.report._build import store_report_data
-from sitecrawl.sinks._tables import site_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from big_state import write

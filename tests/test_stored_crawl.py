@@ -1,4 +1,4 @@
-"""The stored-crawl codec (:mod:`sitecrawl.control._stored`) on its own: what a worker joining
+"""The stored-crawl codec (:mod:`sitecrawl.frontier._stored`) on its own: what a worker joining
 a crawl rebuilds from it. The policy over every durable backend is in the frontier contract
 suite (``test_a_resumed_or_joined_crawl_takes_or_refuses_the_stored_aim``)."""
 
@@ -12,7 +12,7 @@ import pytest
 from frontier_backends import BASE_URL
 from sitecrawl import CrawlConfig, Render, Requests, Rules
 from sitecrawl._exceptions import ResumeRefused
-from sitecrawl.control._stored import decode, encode, take_or_refuse
+from sitecrawl.frontier._stored import decode, encode, take_or_refuse
 
 
 def test_a_config_survives_the_codec_but_its_secrets_do_not() -> None:

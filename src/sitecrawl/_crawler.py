@@ -38,8 +38,8 @@ from ._stack import FetchStack
 from ._urls import parse_base_url, split_host, url_key
 from .control._links import LinkTargets, TrapGuard
 from .control._rules import CrawlScope, LinkRules, default_scope
-from .control._stored import encode, given_rules, origin_of, take_or_refuse
 from .frontier import Frontier, MemoryFrontier, SqliteFrontier
+from .frontier._stored import encode, given_rules, origin_of, take_or_refuse
 from .parse._extraction import Extraction
 from .parse._pool import Parser
 from .throttle._local import Throttle
@@ -207,7 +207,7 @@ class AsyncCrawler(CourseAPI):
 
     async def _take_stored(self) -> None:
         """A durable frontier's stored crawl: a new one stores this crawl's config; a resumed
-        or joined one is taken or refused (:func:`~.control._stored.take_or_refuse`: the
+        or joined one is taken or refused (:func:`~.frontier._stored.take_or_refuse`: the
         same aim, or none given and the stored one taken; the credentials given again)."""
         frontier = self.frontier
         if frontier.config is None:

@@ -12,7 +12,7 @@
     │   │                          another site; carries ``path=``
     │   └── ResumeRefused          a resumed or joined crawl given other rules, extraction
     │                              rules or rendering than it began with, or not given its
-    │                              credentials again (:mod:`sitecrawl.control._stored`)
+    │                              credentials again (:mod:`sitecrawl.frontier._stored`)
     ├── ParseError                 parse                  a fetched body the HTML parser could
     │   │                                                 not read, or whose parse and
     │   │                                                 extraction rules passed the parse

@@ -112,7 +112,7 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
 
     if args.state or args.no_state:
         raise UsageError("--redis keeps the crawl in Redis: drop --state / --no-state")
-    from ..control._stored import encode, joined
+    from ..frontier._stored import encode, joined
 
     crawl_id = crawl_id_of(args.crawl_id or split_host(config.base_url))
     stored = {**encode(config), "lease_ttl": args.lease_ttl}

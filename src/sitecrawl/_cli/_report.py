@@ -69,8 +69,8 @@ def write_report(records: CrawlRecords, path: str, *, export_source: str = "STAT
     """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``; a table
     cut short names ``sitecrawl export EXPORT_SOURCE`` for the rest."""
     from ..audit._inlinks import fill_inlinks
+    from ..audit._site import site_rows
     from ..report import ReportData
-    from ..sinks._tables import site_rows
 
     fill_inlinks(records.pages)  # the crawl has ended: every page's links are known
     rows = site_rows(records.pages, records.base_url)

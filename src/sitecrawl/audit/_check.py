@@ -24,9 +24,9 @@ from typing import TypeAlias
 from .._exceptions import RedirectOutOfScope
 from .._models import Page
 from .._terminal import printable
-from ..sinks._tables import InternalTest
 from ._findings import BrokenLink, RedirectChain, Referrer, is_broken, page_key
 from ._linkcheck import TargetStatus
+from ._site import InternalTest
 from ._targets import tally_targets
 
 #: Why a link target was not checked, as the summary says it.

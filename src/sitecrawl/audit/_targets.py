@@ -64,7 +64,7 @@ class _Tally:
 def page_links(pages: Sequence[Page], crawled: Mapping[str, Page]) -> Iterator[tuple[str, Page]]:
     """``(source URL, page)`` of each page, the source where its links count from: a page
     that redirected counts from where it ended, and not at all (``""``) when that page was
-    crawled at its own URL (as :func:`~sitecrawl.sinks._tables.site_rows`)."""
+    crawled at its own URL (as :func:`~sitecrawl.audit.site_rows`)."""
     for page in pages:
         source = page.url
         if page.redirects and page.final_url:

@@ -44,10 +44,10 @@ class Frontier(ABC):
     #: (the crawler extracts those only then).
     stores_pages: bool = False
 
-    #: The stored crawl (:func:`sitecrawl.control._stored.encode`'s dict) a durable backend
+    #: The stored crawl (:func:`sitecrawl.frontier._stored.encode`'s dict) a durable backend
     #: keeps from the crawl's beginning and reads back when opened again (a resume, a worker
     #: joining); None when it keeps none. The crawler takes it or refuses to go on
-    #: (:func:`sitecrawl.control._stored.take_or_refuse`), whatever the backend.
+    #: (:func:`sitecrawl.frontier._stored.take_or_refuse`), whatever the backend.
     config: dict[str, Any] | None = None
 
     #: What the crawl learnt as it went (start URL redirects), saved by :meth:`save_options`

@@ -4,7 +4,7 @@ Every key of crawl ``ID`` starts with ``sitecrawl:{ID}:`` (the braces make it a 
 tag: one crawl, one slot). Layout::
 
     config            hash    base_url, config (JSON: the stored crawl, as
-                              sitecrawl.control._stored encodes it), created,
+                              sitecrawl.frontier._stored encodes it), created,
                               sitecrawl, epoch (a random token: the crawl's identity),
                               options (JSON: what the crawl learnt, e.g. start URL redirects)
     counts            hash    seen, done, errors, reclaimed (counters); seq, front (queue order)

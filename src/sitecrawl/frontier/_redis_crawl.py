@@ -80,7 +80,7 @@ class RedisCrawl:
         self.url = url
         self.crawl_id = crawl_id
         self.base_url = base_url
-        self.config = config  # the stored crawl (sitecrawl.control._stored.encode)
+        self.config = config  # the stored crawl (sitecrawl.frontier._stored.encode)
         self.prefix = f"sitecrawl:{{{crawl_id}}}:"
         self.reconnect_timeout = reconnect_timeout
         self.epoch = ""  # the crawl's identity, read by connect()

@@ -6,7 +6,7 @@ Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` =
                                                           crawl_seconds (all runs together),
                                                           upgraded_from (an older file's schema),
                                                           config (JSON: the stored crawl, see
-                                                          sitecrawl.control._stored), options
+                                                          sitecrawl.frontier._stored), options
                                                           (JSON: what it learnt as it went)
     urls   (id INTEGER PRIMARY KEY,                       discovery order
             key TEXT UNIQUE NOT NULL,                     url_key(): the seen set
@@ -122,7 +122,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     ``base_url`` binds a new file to a crawl and is checked against an existing one (another
     site's state is refused); None skips the check (export). ``config`` (the stored crawl,
-    :func:`sitecrawl.control._stored.encode`) is stored with a new crawl; an existing crawl's
+    :func:`sitecrawl.frontier._stored.encode`) is stored with a new crawl; an existing crawl's
     stored one replaces it in :attr:`config` when opened. ``fresh`` replaces an existing
     state file with a new one (its crawls forgotten); ``create=False`` refuses a missing one.
     Every problem with the file raises :class:`~sitecrawl.StateError` and leaves the file as it was.

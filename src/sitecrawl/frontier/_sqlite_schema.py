@@ -284,7 +284,7 @@ _LEARNT = ("start_redirects",)
 
 
 def read_crawl(conn: sqlite3.Connection) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The stored crawl's ``config`` (:func:`sitecrawl.control._stored.encode`'s dict) and
+    """The stored crawl's ``config`` (:func:`sitecrawl.frontier._stored.encode`'s dict) and
     ``options`` (what it learnt). A file of an older version kept its config (rules, which
     credentials, extraction rules, rendering) in ``options``: it gets its ``config`` row."""
     meta = read_meta(conn)

@@ -16,8 +16,8 @@ from .._models import Page
 from ..audit._findings import _NAVIGATION_KINDS, is_broken, page_key
 from ..audit._inlinks import Inlinks
 from ..audit._rows import ImageRow, LinkRow
+from ..audit._site import InternalTest, js_added, link_kind, link_source
 from ..frontier import PageStore
-from ..sinks._tables import InternalTest, _kind, js_added, link_source
 from ._data import ReportData
 
 
@@ -71,7 +71,7 @@ async def store_report_data(store: PageStore) -> ReportData:
                     anchor_text=text,
                     rel=rel,
                     internal=internal(url),
-                    kind=_kind(kind),
+                    kind=link_kind(kind),
                     source=link_source(url, kind, added_by_js),
                 )
             )

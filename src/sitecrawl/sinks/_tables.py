@@ -13,17 +13,13 @@ writes the same schema) and rows as dicts, generated from :class:`~sitecrawl.Pag
                status (3xx), final_url and final_status (where the chain ended)
     images     one row per ``<img src>``: page_url, src, alt (None when absent)
 
-:func:`site_rows` turns the same records into the audit's typed rows
-(:mod:`sitecrawl.audit._rows`), for ``sitecrawl check`` and the HTML report.
+:func:`sitecrawl.audit.site_rows` turns the same records into the audit's typed rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import (
     AsyncIterator,
-    Callable,
-    Collection,
-    Iterable,
     Iterator,
     Mapping,
     Sequence,
@@ -33,10 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._models import PAGE_FIELDS, Page
 from .._pagecodec import COLUMN_TYPES, TUPLE_TYPES
-from .._urls import url_key
 from ..audit._inlinks import Inlinks
-from ..audit._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, LinkSource, PageRow
-from ..control._scope import CrawlScope
+from ..audit._site import InternalTest, js_added, link_source, safe_key
 
 if TYPE_CHECKING:
     from ..frontier import PageStore
@@ -140,29 +134,6 @@ def cell(row: Row, name: str) -> Any:
     return row.get(name)
 
 
-class InternalTest:
-    """Whether a link target is internal: in the crawl's scope, or a page the crawl fetched
-    (which covers a ``--subdomains`` crawl read back from a state file)."""
-
-    def __init__(self, base_url: str, crawled: Iterable[str] = ()) -> None:
-        self._scope = CrawlScope([base_url], "site")
-        self._crawled = set(crawled)
-        self._memo: dict[str, bool] = {}
-
-    def __call__(self, url: str) -> bool:
-        found = self._memo.get(url)
-        if found is None:
-            found = self._memo[url] = self._scope.contains(url) or _key(url) in self._crawled
-        return found
-
-
-def _key(url: str) -> str:
-    try:
-        return url_key(url)
-    except ValueError:
-        return url
-
-
 #: What the links table says of a target the crawl fetched: ``(status, error, error_kind)``.
 Target: TypeAlias = tuple[int | None, str | None, str | None]
 
@@ -179,7 +150,7 @@ async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
             if inlinks is not None:
                 inlinks.add(page)
             else:
-                targets[_key(page.url)] = (page.status, page.error, page.error_kind)
+                targets[safe_key(page.url)] = (page.status, page.error, page.error_kind)
     assert store.base_url is not None, "an open store knows its crawl's start URL"
     internal = InternalTest(store.base_url, targets)
     async for page in store.read_pages():
@@ -212,7 +183,7 @@ def _rows(
     else:
         added_by_js = js_added(page)
         for position, (url, text, rel, kind) in enumerate(page.links):
-            target_status, target_error, target_kind = targets.get(_key(url), _UNKNOWN)
+            target_status, target_error, target_kind = targets.get(safe_key(url), _UNKNOWN)
             yield {
                 "source_url": page.url,
                 "position": position,
@@ -229,78 +200,3 @@ def _rows(
 
 
 _UNKNOWN: Target = (None, None, None)
-
-
-def js_added(page: Page) -> Collection[str]:
-    """The targets of the ``a`` links JavaScript added to a page (none unless rendered)."""
-    return set(page.js_links) if page.rendered and page.js_links else ()
-
-
-def link_source(url: str, kind: str, added_by_js: Collection[str]) -> LinkSource:
-    """A link's ``source``: ``js`` for an ``a`` link JavaScript added, else ``html``."""
-    return "js" if kind == "a" and url in added_by_js else "html"
-
-
-@dataclass(frozen=True, slots=True)
-class SiteRows:
-    """A crawl as the audit's typed rows."""
-
-    pages: tuple[PageRow, ...]
-    links: tuple[LinkRow, ...]
-    images: tuple[ImageRow, ...]
-
-
-def site_rows(
-    pages: Sequence[Page],
-    base_url: str,
-    *,
-    target_status: Callable[[str], tuple[int | None, str | None, str | None] | None] | None = None,
-) -> SiteRows:
-    """The audit's rows of a crawl. ``target_status(url)`` gives ``(status, error,
-    error_kind)`` for link targets checked apart from the crawl (external URLs, resources),
-    else None.
-
-    The links of a page that redirected are the links of the page it ended on: they count
-    from that URL, and not at all when that page was crawled at its own URL too."""
-    crawled = {_key(page.url) for page in pages}
-    internal = InternalTest(base_url, crawled)
-    links: list[LinkRow] = []
-    images: list[ImageRow] = []
-    for page in pages:
-        source = page.url
-        if page.redirects and page.final_url:
-            if _key(page.final_url) in crawled:
-                continue  # the same document was crawled at its own URL: its links are there
-            source = page.final_url
-        added_by_js = js_added(page)
-        for url, text, rel, kind in page.links:
-            checked = target_status(url) if target_status is not None else None
-            status, error, error_kind = checked if checked is not None else (None, None, None)
-            links.append(
-                LinkRow(
-                    source_url=source,
-                    target_url=url,
-                    anchor_text=text,
-                    rel=rel,
-                    internal=internal(url),
-                    kind=_kind(kind),
-                    status=status,
-                    error=error,
-                    error_kind=error_kind,
-                    source=link_source(url, kind, added_by_js),
-                )
-            )
-            if kind == "img":
-                images.append(ImageRow(page_url=source, src=url, alt=text))
-    return SiteRows(
-        pages=tuple(pages),
-        links=tuple(links),
-        images=tuple(images),
-    )
-
-
-_KINDS: dict[str, LinkKind] = {kind: kind for kind in LINK_KINDS}
-
-
-def _kind(kind: str) -> LinkKind:
-    return _KINDS.get(kind, "a")

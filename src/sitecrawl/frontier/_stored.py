@@ -34,7 +34,7 @@ from .._config import (
 )
 from .._config_requests import Requests
 from .._exceptions import ResumeRefused
-from ._rules import Rules
+from ..control._rules import Rules
 
 
 def given_rules(config: CrawlConfig) -> Rules:
