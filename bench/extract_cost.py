@@ -33,9 +33,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from sitecrawl._urls import JoinCache
-    from sitecrawl.parse._decode import decode_html
+    from sitecrawl.parse import Extraction, decode_html
     from sitecrawl.parse._extract import parse_html
-    from sitecrawl.parse._extraction import Extraction
 
     files = sorted(args.site.glob("s*/g*/page-*.html"))[: args.pages]
     docs = [

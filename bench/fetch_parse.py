@@ -25,7 +25,7 @@ async def crawl_share(urls: list[str], concurrency: int) -> list[str]:
     import aiohttp
 
     from sitecrawl._urls import JoinCache
-    from sitecrawl.parse._decode import decode_html
+    from sitecrawl.parse import decode_html
     from sitecrawl.parse._extract import parse_html
 
     joins = JoinCache()

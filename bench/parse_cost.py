@@ -25,7 +25,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 
 def _work(pages: int, site: Path, anchors: bool) -> None:
     from sitecrawl._urls import JoinCache
-    from sitecrawl.parse._decode import decode_html
+    from sitecrawl.parse import decode_html
     from sitecrawl.parse._extract import parse_html
 
     files = sorted(site.glob("s*/g*/page-*.html"))[: 100 + pages]

@@ -16,7 +16,8 @@ from aiohttp import web
 from conftest import ServeFn
 from servers import html
 from sitecrawl import AsyncCrawler, BlockedAddress, CrawlConfig, Limits, Politeness, Timeouts
-from sitecrawl._addresses import (
+from sitecrawl._cli import main
+from sitecrawl.fetch._addresses import (
     LINK_LOCAL,
     LOOPBACK,
     PRIVATE,
@@ -24,8 +25,7 @@ from sitecrawl._addresses import (
     AddressGuard,
     address_class,
 )
-from sitecrawl._cli import main
-from sitecrawl._fetcher import Fetcher
+from sitecrawl.fetch._fetcher import Fetcher
 
 METADATA = "http://169.254.169.254/latest/meta-data/"
 
@@ -216,7 +216,7 @@ def test_cli_refuses_the_metadata_address_even_with_allow_private_redirects(
 
 
 def test_the_workers_of_a_redis_crawl_take_allow_private_redirects_from_it() -> None:
-    from sitecrawl.frontier._stored import decode, encode
+    from sitecrawl.frontier import decode, encode
 
     for allow in (False, True):
         config = CrawlConfig(base_url="http://intranet.test/", allow_private_redirects=allow)

@@ -20,8 +20,8 @@ from browser import launch_chromium, open_page
 from conftest import ServeFn
 from servers import checkout_env
 from sitecrawl._cli import main
+from sitecrawl.sinks import TABLES as SPECS
 from sitecrawl.sinks import csv_cell, csv_columns, csv_row
-from sitecrawl.sinks._tables import TABLES as SPECS
 from test_report import _assert_quiet, _keep_screenshot, _open_report, _rows
 
 TABLES = ("pages", "links", "redirects", "images")

@@ -22,9 +22,8 @@ except ImportError:  # Python < 3.14
 from conftest import ServeFn
 from servers import checkout_env, html
 from sitecrawl import crawl_site_async
-from sitecrawl.parse._extraction import Extraction
+from sitecrawl.parse import Extraction, Parser
 from sitecrawl.parse._markup import BUDGET, markup_cost_py, markup_reason
-from sitecrawl.parse._pool import Parser
 from speedups import require_speedups
 
 

@@ -23,9 +23,9 @@ from sitecrawl._cli import main
 from sitecrawl._cli._check import link_targets
 from sitecrawl._models import Link
 from sitecrawl._urls import parse_base_url
-from sitecrawl.audit._check import check_outcome
+from sitecrawl.audit import check_outcome
 from sitecrawl.audit._targets import SHOWN
-from sitecrawl.control._scope import CrawlScope
+from sitecrawl.control import CrawlScope
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit-ant.xsd")
 # --retries 1: retried failures are seen, and each retry waits a fraction of a second only.

@@ -30,8 +30,8 @@ from conftest import ServeFn
 from servers import ServerThread, checkout_env, html
 from sitecrawl import ConnectError, CrawlConfig, DNSError, Politeness, Requests
 from sitecrawl._cli import main
-from sitecrawl.audit._linkcheck import LinkChecker
-from sitecrawl.control._scope import CrawlScope
+from sitecrawl.audit import LinkChecker
+from sitecrawl.control import CrawlScope
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit-ant.xsd")
 DEAD_NAMES = [f"dead{i}.invalid" for i in range(3)]

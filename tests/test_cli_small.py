@@ -19,7 +19,7 @@ from sitecrawl import CrawlConfig
 from sitecrawl._cli import build_parser, main
 from sitecrawl._cli._common import run_async
 from sitecrawl._cli._redis import frontier_for
-from sitecrawl.frontier._stored import encode
+from sitecrawl.frontier import encode
 from sitecrawl.sinks import TEMP_MARK
 
 

@@ -20,7 +20,7 @@ from sitecrawl import (
     Page,
     normalize_url,
 )
-from sitecrawl.parse._pool import Parser
+from sitecrawl.parse import Parser
 
 
 def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:

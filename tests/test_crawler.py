@@ -23,8 +23,8 @@ from sitecrawl import (
     normalize_url,
 )
 from sitecrawl.frontier import MemoryFrontier
+from sitecrawl.parse import Extracted
 from sitecrawl.parse._child import LENGTH, job_frame, setup_frame
-from sitecrawl.parse._extract import Extracted
 from sitecrawl.parse._pool import _child_env
 
 

@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page
 from browser import launch_chromium, open_page
 from servers import ServerThread, checkout_env
 from sitecrawl._diff import Change, ChangeSet
-from sitecrawl.report._changes import render_changes
+from sitecrawl.report import render_changes
 from test_diff import Site
 
 #: The planted changes of test_diff's site, by table: the URL paths of its rows.

@@ -14,8 +14,8 @@ import pytest
 import sitecrawl
 from sitecrawl import Page
 from sitecrawl._exceptions import ERROR_KINDS, FetchError, ParseError
-from sitecrawl._fetcher import _map_errors
-from sitecrawl.audit._check import check_outcome
+from sitecrawl.audit import check_outcome
+from sitecrawl.fetch._fetcher import _map_errors
 
 S = "http://site.test"
 

@@ -14,7 +14,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from extraction_site import product_pages
 from sitecrawl import ConfigError
-from sitecrawl.parse._extraction import Extraction, Rule, parse_specs
+from sitecrawl.parse import Extraction, Rule, parse_specs
 
 RULES = {
     "name": "css:h1.name",

@@ -18,7 +18,7 @@ from conftest import ServeFn
 from extraction_site import product_pages, shop_app
 from sitecrawl import AsyncCrawler, ConfigError, Page, extract_page_data
 from sitecrawl._cli import main
-from sitecrawl.parse._extraction import Extraction
+from sitecrawl.parse import Extraction
 from test_extraction import RULES, reference
 
 TOML = """\
@@ -247,7 +247,7 @@ def test_the_extract_command_obeys_robots_and_needs_a_rule(
 
 def test_the_rules_go_to_redis_workers_with_the_crawls_config() -> None:
     from sitecrawl._config import CrawlConfig
-    from sitecrawl.frontier._stored import decode, encode
+    from sitecrawl.frontier import decode, encode
 
     rules = Extraction.from_specs(
         {"p": {"spec": "css:.price@data-price", "type": "float", "when": "/p/"}, "x": "xpath://h1"}

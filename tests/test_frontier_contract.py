@@ -199,7 +199,7 @@ async def test_a_resumed_or_joined_crawl_takes_or_refuses_the_stored_aim(
     message whichever stores the crawl."""
     from sitecrawl import AsyncCrawler, CrawlConfig, Render, Requests, Rules
     from sitecrawl._exceptions import ResumeRefused
-    from sitecrawl.parse._extraction import Extraction
+    from sitecrawl.parse import Extraction
 
     extract = Extraction.from_specs({"h": "css:h1"}).rules
     token = Requests(headers=(("X-Token", "secret"),))

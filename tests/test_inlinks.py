@@ -16,7 +16,7 @@ from conftest import ServeFn
 from servers import html
 from sitecrawl import Page
 from sitecrawl._cli import main
-from sitecrawl.audit._inlinks import fill_inlinks
+from sitecrawl.audit import fill_inlinks
 
 LINKS = {
     "/": ["/a", "/a", "/b", "/"],  # twice to /a; a link to itself does not count

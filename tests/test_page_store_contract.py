@@ -14,8 +14,7 @@ import pytest
 from frontier_backends import BASE_URL, DURABLE, Backend
 from sitecrawl import Page, Request
 from sitecrawl._urls import url_key
-from sitecrawl.audit._inlinks import fill_inlinks
-from sitecrawl.audit._site import InternalTest, safe_key
+from sitecrawl.audit import InternalTest, fill_inlinks, safe_key
 from sitecrawl.frontier import Frontier, PageStore
 from sitecrawl.sinks._tables import (
     IMAGES,

@@ -13,9 +13,15 @@ from types import ModuleType
 import pytest
 
 import sitecrawl
+import sitecrawl.audit
+import sitecrawl.control
+import sitecrawl.fetch
 import sitecrawl.frontier
+import sitecrawl.parse
+import sitecrawl.render
 import sitecrawl.report
 import sitecrawl.sinks
+import sitecrawl.throttle
 from servers import checkout_env
 
 PROMISED = {
@@ -29,7 +35,18 @@ PROMISED = {
     "get_images_from_html",
     "SitecrawlError",
 }
-PACKAGES = [sitecrawl, sitecrawl.frontier, sitecrawl.report, sitecrawl.sinks]
+PACKAGES = [
+    sitecrawl,
+    sitecrawl.audit,
+    sitecrawl.control,
+    sitecrawl.fetch,
+    sitecrawl.frontier,
+    sitecrawl.parse,
+    sitecrawl.render,
+    sitecrawl.report,
+    sitecrawl.sinks,
+    sitecrawl.throttle,
+]
 SUBPACKAGES = PACKAGES[1:]
 
 

@@ -17,8 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from browser import Events, launch_chromium, open_page
-from sitecrawl.audit._findings import audit
-from sitecrawl.audit._rows import ImageRow, LinkRow, PageRow
+from sitecrawl.audit import ImageRow, LinkRow, PageRow, audit
 from sitecrawl.report import ReportData, render_report
 from sitecrawl.report._html import embed_json
 

@@ -6,11 +6,9 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sitecrawl.audit._inlinks import fill_inlinks
-from sitecrawl.audit._site import site_rows
+from sitecrawl.audit import fill_inlinks, site_rows
 from sitecrawl.frontier import SqliteFrontier
-from sitecrawl.report import ReportData, render_report
-from sitecrawl.report._build import store_report_data
+from sitecrawl.report import ReportData, render_report, store_report_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from big_state import write
@@ -48,7 +46,7 @@ async def test_a_referrer_says_when_javascript_added_its_link(tmp_path: Path) ->
     the report of the state file as in the report of the crawl's own records."""
     from sitecrawl import Page, Request
     from sitecrawl._urls import url_key
-    from sitecrawl.audit._findings import audit
+    from sitecrawl.audit import audit
 
     base = "http://site.test/"
     app = Page(

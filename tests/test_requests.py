@@ -36,7 +36,7 @@ from servers import ServerThread, expected_paths, site_app
 from sitecrawl import AsyncCrawler, CrawlConfig, Requests, crawl_site_async
 from sitecrawl._cli import main
 from sitecrawl._exceptions import ConfigError
-from sitecrawl._session import basic_auth
+from sitecrawl.fetch._session import basic_auth
 
 CREDENTIALS = ["--auth", USER, "-H", f"X-Token: {TOKEN}", "--cookie", f"pref={PREF}"]
 
@@ -107,8 +107,7 @@ async def test_library_requests_config_and_the_one_place_requests_are_made(
 ) -> None:
     """The same through the library: ``CrawlConfig(requests=Requests(...))``; and the
     fetcher itself refuses credentials to another host, whatever its caller asks."""
-    from sitecrawl._fetcher import FollowPolicy, RedirectTrail
-    from sitecrawl._stack import FetchStack
+    from sitecrawl.fetch import FetchStack, FollowPolicy, RedirectTrail
 
     private, seen, external, ext_seen = sites
     requests = Requests(

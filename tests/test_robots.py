@@ -9,7 +9,7 @@ import os
 import ada_url
 import pytest
 
-from sitecrawl._robots import (
+from sitecrawl.fetch._robots import (
     MAX_LINE_BYTES,
     RobotsRules,
     escape_pattern,
@@ -244,7 +244,7 @@ def test_the_wildcard_matcher_answers_as_the_regex_does() -> None:
     without ``$``, on every path of up to five such characters."""
     import itertools
 
-    from sitecrawl._robots import wildcard_matcher
+    from sitecrawl.fetch._robots import wildcard_matcher
 
     alphabet = "ab/"
     paths = ["".join(p) for n in range(6) for p in itertools.product(alphabet, repeat=n)]
@@ -257,7 +257,7 @@ def test_the_wildcard_matcher_answers_as_the_regex_does() -> None:
 
 
 _HOSTILE = """
-from sitecrawl._robots import RobotsRules
+from sitecrawl.fetch import RobotsRules
 
 rules = RobotsRules.parse("User-agent: *\\nDisallow: /*a*a*a*a*a*a*a*a*b$\\n", "sitecrawl")
 print(rules.allowed("https://x.test/" + "a" * 2000), rules.allowed("https://x.test/a" + "ab" * 9))

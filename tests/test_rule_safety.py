@@ -22,8 +22,7 @@ from aiohttp import web
 from conftest import ServeFn
 from servers import checkout_env, html
 from sitecrawl import extract_page_data
-from sitecrawl.parse._extraction import Extraction
-from sitecrawl.parse._pool import Parser
+from sitecrawl.parse import Extraction, Parser
 from sitecrawl.sinks import TEMP_MARK
 
 #: The issue's rule: on a run of 40 word characters not followed by ``;``, Python's ``re``

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 
 from faults import sitemap_xml
-from sitecrawl._sitemaps import MAX_SITEMAP_BYTES, discover, gunzip, parse_sitemap
-from sitecrawl.control._scope import CrawlScope
+from sitecrawl.control import CrawlScope
+from sitecrawl.fetch._sitemaps import MAX_SITEMAP_BYTES, discover, gunzip, parse_sitemap
 
 BASE = "https://x.test/sitemap.xml"
 

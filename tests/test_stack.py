@@ -17,10 +17,9 @@ from sitecrawl import (
     RedirectOutOfScope,
     TooManyRedirects,
 )
-from sitecrawl._fetcher import FollowPolicy, RedirectTrail, Response
-from sitecrawl._stack import FetchStack
-from sitecrawl.audit._linkcheck import LinkChecker
-from sitecrawl.control._scope import CrawlScope
+from sitecrawl.audit import LinkChecker
+from sitecrawl.control import CrawlScope
+from sitecrawl.fetch import FetchStack, FollowPolicy, RedirectTrail, Response
 
 RULES = "User-agent: *\nDisallow: /private\n"
 BIG = 100_000

@@ -13,8 +13,8 @@ import pytest
 from servers import ServerThread
 from sitecrawl import ConnectError, DNSError, FetchTimeout, RobotsUnreachable
 from sitecrawl._cli import main
-from sitecrawl._fetcher import _map_errors
-from sitecrawl._robots import RobotsRules
+from sitecrawl.fetch import RobotsRules
+from sitecrawl.fetch._fetcher import _map_errors
 
 
 @pytest.fixture(autouse=True)

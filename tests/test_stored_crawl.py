@@ -12,7 +12,7 @@ import pytest
 from frontier_backends import BASE_URL
 from sitecrawl import CrawlConfig, Render, Requests, Rules
 from sitecrawl._exceptions import ResumeRefused
-from sitecrawl.frontier._stored import decode, encode, take_or_refuse
+from sitecrawl.frontier import decode, encode, take_or_refuse
 
 
 def test_a_config_survives_the_codec_but_its_secrets_do_not() -> None:

@@ -11,7 +11,7 @@ from email.utils import format_datetime
 import pytest
 
 from sitecrawl import Politeness
-from sitecrawl._pagejob import backoff_delay
+from sitecrawl.fetch._pagejob import backoff_delay
 from sitecrawl.throttle._local import HostSlot, Throttle, parse_retry_after
 
 NOW = 1_700_000_000.0

@@ -18,7 +18,7 @@ from sitecrawl._urls import (
     parse_base_url,
     url_key,
 )
-from sitecrawl.control._rules import CrawlScope, LinkRules, Rules
+from sitecrawl.control import CrawlScope, LinkRules, Rules
 from speedups import require_speedups
 
 DATA = Path(__file__).parent / "data"
@@ -387,7 +387,7 @@ def test_join_plain_agrees_with_the_parser_on_the_whatwg_cases() -> None:
 
 
 def test_trap_guard_bounds_length_and_query_variants() -> None:
-    from sitecrawl.control._links import TrapGuard
+    from sitecrawl.control import TrapGuard
 
     guard = TrapGuard(max_url_length=40, max_query_variants=2)
     ok = "https://x.test/cal"
@@ -403,7 +403,7 @@ def test_trap_guard_bounds_length_and_query_variants() -> None:
 
 
 def test_link_targets_memo_is_exact_for_scope_and_traps() -> None:
-    from sitecrawl.control._links import LinkTargets, TrapGuard
+    from sitecrawl.control import LinkTargets, TrapGuard
 
     scope = LinkRules(CrawlScope([parse_base_url("http://a.com/")], "site"), Rules())
     targets = LinkTargets(scope, TrapGuard(max_url_length=40, max_query_variants=2), 3)

@@ -21,10 +21,10 @@ from ._settings import (
     zero_is_none,
 )
 from ._version import __version__
-from .control._rules import Rules, ScopeKind, default_scope
+from .control import Rules, ScopeKind, default_scope
 
 if TYPE_CHECKING:
-    from .parse._extraction import Rule
+    from .parse import Rule
 
 DEFAULT_USER_AGENT = f"sitecrawl/{__version__}"
 

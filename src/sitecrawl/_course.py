@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 from ._config import CrawlConfig
 from ._exceptions import ConfigError, HTTPStatusError, NotHTMLError
 from ._models import Page, Request
-from ._pagejob import PageJob
 from ._settings import keywords_of
 from ._urls import parse_base_url, url_key
-from .control._scope import CrawlScope
+from .control import CrawlScope
+from .fetch import PageJob
 from .frontier import Frontier
-from .parse._decode import decode_html
+from .parse import decode_html
 
 if TYPE_CHECKING:
     pass
@@ -51,7 +51,7 @@ def _given(name: str, value: Any) -> bool:
 
 def _rules_of(extract: Any) -> tuple[Any, ...]:
     """``extract={name: spec}`` as the config's rules (a bad one: :class:`ConfigError`)."""
-    from .parse._extraction import Extraction
+    from .parse import Extraction
 
     return Extraction.from_specs(extract).rules
 

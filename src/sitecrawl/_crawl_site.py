@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ._config_requests import Requests
     from ._crawler import PageHook
     from .frontier import Frontier
-    from .throttle._local import Throttle
+    from .throttle import Throttle
 
 
 class CrawlOptions(TypedDict, total=False):

@@ -27,25 +27,26 @@ import aiohttp
 from ._config import CrawlConfig
 from ._config_requests import Requests
 from ._course import CourseAPI, config_from_keywords
-from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError, FetchError
-from ._fetcher import FollowPolicy, RedirectTrail
+from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError
 from ._log import logger, request_line
 from ._models import FAILURES_KEPT, CrawlStats, Page, Request
-from ._pagejob import PageJob
-from ._robots import RobotsRules
-from ._sitemaps import MAX_SITEMAP_BYTES, discover
-from ._stack import FetchStack
 from ._urls import parse_base_url, split_host, url_key
-from .control._links import LinkTargets, TrapGuard
-from .control._rules import CrawlScope, LinkRules, default_scope
-from .frontier import Frontier, MemoryFrontier, SqliteFrontier
-from .frontier._stored import encode, given_rules, origin_of, take_or_refuse
-from .parse._extraction import Extraction
-from .parse._pool import Parser
-from .throttle._local import Throttle
+from .control import CrawlScope, LinkRules, LinkTargets, TrapGuard, default_scope
+from .fetch import FetchStack, PageJob, RobotsRules, sitemap_urls
+from .frontier import (
+    Frontier,
+    MemoryFrontier,
+    SqliteFrontier,
+    encode,
+    given_rules,
+    origin_of,
+    take_or_refuse,
+)
+from .parse import Extraction, Parser
+from .throttle import Throttle
 
 if TYPE_CHECKING:
-    from .render._renderer import Renderer
+    from .render import Renderer
 
 #: ``on_page`` / ``on_error``: a function, or an ``async def`` (awaited before the worker
 #: goes on: a slow hook slows the crawl instead of piling up pages).
@@ -173,7 +174,7 @@ class AsyncCrawler(CourseAPI):
             await stack.enter_async_context(self._stack)
             await stack.enter_async_context(self._parser)
             if self.config.render.mode != "never":
-                from .render._renderer import Renderer
+                from .render import Renderer
 
                 renderer = Renderer(
                     self.config,
@@ -394,22 +395,14 @@ class AsyncCrawler(CourseAPI):
 
     async def _seed_sitemaps_of(self, origin: str) -> None:
         max_depth = self.config.limits.max_depth
-        declared: tuple[str, ...] = ()
-        if self.robots is not None:
-            declared = (await self.robots.rules(origin)).sitemaps
-        policy = FollowPolicy(
+        found = await sitemap_urls(
+            origin,
+            client=self._client,
+            check=self._job.check,
+            robots=self.robots,
             scope=self.scope,
             max_redirects=self.config.limits.max_redirects,
-            max_bytes=MAX_SITEMAP_BYTES,
         )
-
-        async def fetch(url: str) -> tuple[int, bytes] | None:
-            result = await self._client.follow(RedirectTrail(url, policy), check=self._job.check)
-            if isinstance(result, FetchError):
-                return None  # not there, or robots.txt keeps us out
-            return result.status, result.body or b""
-
-        found = await discover(fetch, declared, origin, self.scope)
         self.stats.notes += [f"sitemap {error}" for error in found.errors]
         self.stats.sitemap_urls += len(found.urls)
         rules = self.link_rules

@@ -15,7 +15,7 @@ from ._terminal import printable
 if TYPE_CHECKING:
     from ._crawler import AsyncCrawler
     from ._models import CrawlStats
-    from .audit._linkcheck import LinkChecker
+    from .audit import LinkChecker
 
 
 def summary(stats: CrawlStats, rest: str | None = None) -> str:

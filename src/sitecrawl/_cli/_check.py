@@ -45,8 +45,8 @@ from ._options import add_crawl_options, config_from_args
 if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._models import Page
-    from ..audit._linkcheck import TargetStatus
-    from ..control._rules import CrawlScope
+    from ..audit import TargetStatus
+    from ..control import CrawlScope
     from ..frontier import SqliteFrontier
 
 
@@ -115,8 +115,7 @@ def link_targets(
     summary counts them), in link order. The site's resources (every kind but ``a``; links
     too when the crawl ``followed`` none: a list); external URLs of any kind with
     ``external``."""
-    from ..audit._findings import page_key
-    from ..audit._targets import page_links
+    from ..audit import page_key, page_links
 
     by_key = {page_key(page.url): page for page in pages}
     crawled = set(by_key)
@@ -142,8 +141,8 @@ async def _check(
     config: CrawlConfig, base_url: str, state: SqliteFrontier | None, args: argparse.Namespace
 ) -> int:
     from .._urls import parse_base_url
-    from ..audit._check import TIME_LIMIT, check_outcome, format_text, junit_xml
-    from ..control._rules import CrawlScope
+    from ..audit import TIME_LIMIT, check_outcome, format_text, junit_xml
+    from ..control import CrawlScope
     from ..sinks import open_replacing
     from ._crawl import _crawl
     from ._store import CrawlRecords, collector
@@ -246,7 +245,7 @@ def _past(deadline: float | None) -> bool:
 
 def _signalled() -> str:
     """Why the run was cut by a signal, as the summary says it: ``cut by Ctrl-C`` (SIGTERM)."""
-    from ..audit._check import INTERRUPTED
+    from ..audit import INTERRUPTED
     from . import _signals
 
     received = _signals.received()
@@ -292,8 +291,7 @@ async def _check_targets(
     """Check the targets until done, the deadline, or Ctrl-C (checks in flight are dropped);
     return what was found and why it stopped early (None: it did not)."""
     from .._progress import CheckProgress
-    from ..audit._check import TIME_LIMIT
-    from ..audit._linkcheck import LinkChecker
+    from ..audit import TIME_LIMIT, LinkChecker
 
     async with (
         LinkChecker(config, scope) as checker,

@@ -199,7 +199,7 @@ async def _crawl_to_outputs(
     if state is not None:
         await state.open()  # StateError: another site, corrupt, newer schema, locked
     try:
-        from ..parse._extraction import stored_rules
+        from ..parse import stored_rules
 
         extract = config.extract or stored_rules(state.config if state is not None else None)
         with open_sinks(args.output, extract=extract) as sinks:
@@ -239,7 +239,7 @@ def default_state_path(config: CrawlConfig) -> str:
     import re
 
     from .._urls import split_host
-    from ..control._scope import default_scope, url_path
+    from ..control import default_scope, url_path
 
     starts = config.starts
     host = split_host(starts[0]).replace(":", "_")

@@ -76,7 +76,7 @@ def fail_kinds(text: str | None) -> frozenset[str]:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ..sinks._formats import check_outputs
+    from ..sinks import check_outputs
     from ._outputs import check_writable
 
     if len(args.states) > 2:
@@ -192,8 +192,7 @@ def compare(
 
 def _write(found: ChangeSet, args: argparse.Namespace) -> int:
     from .._terminal import printable
-    from ..sinks._formats import open_writer
-    from ..sinks._tables import TableSpec
+    from ..sinks import TableSpec, open_writer
 
     table = TableSpec(
         "diff",
@@ -280,8 +279,8 @@ def _linked_from(change: Change) -> str:
 
 
 def _report(path: str, found: ChangeSet) -> None:
-    from ..report._changes import render_changes
-    from ..sinks._atomic import open_replacing
+    from ..report import render_changes
+    from ..sinks import open_replacing
 
     try:
         with open_replacing(path, "w", encoding="utf-8") as out:
@@ -295,7 +294,7 @@ def _report(path: str, found: ChangeSet) -> None:
 def _junit(path: str, changes: list[Change], failing: frozenset[str]) -> None:
     from xml.etree import ElementTree as ET
 
-    from ..sinks._atomic import open_replacing
+    from ..sinks import open_replacing
 
     failures = [change for change in changes if change.kind in failing]
     suite = ET.Element(

@@ -33,7 +33,7 @@ def explain_lines(start: str, urls: list[str], args: argparse.Namespace) -> list
     from .._config import CrawlConfig
     from .._exceptions import ConfigError
     from .._urls import join, parse_base_url
-    from ..control._rules import CrawlScope, LinkRules
+    from ..control import CrawlScope, LinkRules
 
     rules = rules_from_args(args)
     try:

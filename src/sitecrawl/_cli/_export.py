@@ -45,9 +45,8 @@ def _execute(args: argparse.Namespace) -> int:
     whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an error) leaves each
     path as it was."""
     from .._exceptions import ConfigError
-    from ..parse._extraction import stored_rules
-    from ..sinks import write_rows_async
-    from ..sinks._tables import TABLES, pages_table, store_rows
+    from ..parse import stored_rules
+    from ..sinks import TABLES, pages_table, store_rows, write_rows_async
     from ._store import default_output, open_store, source_name
 
     check_source(args)

@@ -118,11 +118,15 @@ async def sitemap_urls(config: CrawlConfig, url: str) -> tuple[list[str], list[s
     """The page URLs a sitemap (or sitemap index, gzip or not) lists, fetched as the crawl
     fetches (robots.txt obeyed, per-host slot); and the errors met on the way."""
     from .._exceptions import BlockedByRobots, FetchError
-    from .._fetcher import FollowPolicy, RedirectTrail
-    from .._pagejob import BLOCKED
-    from .._sitemaps import MAX_SITEMAP_BYTES, discover
-    from .._stack import FetchStack
-    from ..control._scope import CrawlScope
+    from ..control import CrawlScope
+    from ..fetch import (
+        BLOCKED,
+        MAX_SITEMAP_BYTES,
+        FetchStack,
+        FollowPolicy,
+        RedirectTrail,
+        discover,
+    )
 
     scope = CrawlScope([url], "domain")
     policy = FollowPolicy(

@@ -20,8 +20,8 @@ from ._common import UsageError
 from ._requests import requests_from_args
 
 if TYPE_CHECKING:
-    from ..control._rules import Rules
-    from ..parse._extraction import Rule
+    from ..control import Rules
+    from ..parse import Rule
 
 #: Which command-line value means "not given": every crawl option defaults to it, so that a
 #: given option is told apart from the default (and two options of one field can disagree).
@@ -156,7 +156,7 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
     """The :class:`~sitecrawl.control.Rules` of the options; a bad one is a
     :class:`UsageError`."""
     from .._exceptions import ConfigError
-    from ..control._rules import Rules
+    from ..control import Rules
 
     try:
         rules: Rules = section_from_args(args, Rules, ("rules",))
@@ -172,7 +172,7 @@ def config_from_args(
     config; a bad value is a :class:`UsageError`. Rendering asked for without Playwright or a
     browser is one too, naming what to install, before any crawling."""
     from .._exceptions import ConfigError
-    from ..render._browser import find_browser
+    from ..render import find_browser
 
     starts = tuple(getattr(args, "urls", None) or [args.url])
     try:
@@ -191,7 +191,7 @@ def config_from_args(
 def extract_from_args(args: argparse.Namespace) -> tuple[Rule, ...]:
     """The custom extraction rules of the options; a bad one is a :class:`UsageError`."""
     from .._exceptions import ConfigError
-    from ..parse._extraction import Extraction, load_rules_file, parse_specs
+    from ..parse import Extraction, load_rules_file, parse_specs
 
     given = getattr(args, "extract", None) or []
     path = getattr(args, "extract_file", None)

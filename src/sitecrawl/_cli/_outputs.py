@@ -13,7 +13,7 @@ from ._ends import machine_failure
 
 if TYPE_CHECKING:
     from .._models import Page
-    from ..parse._extraction import Rule
+    from ..parse import Rule
     from ..sinks import Sink
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._exceptions import StateError
     from .._models import Page
-    from ..frontier._redis import CrawlStatus, RedisFrontier
+    from ..frontier import CrawlStatus, RedisFrontier
     from ..sinks import Sink
 
 
@@ -73,7 +73,7 @@ def add_redis_options(
 
 def check_url(url: str) -> str:
     """A one-line usage error for a URL that is not redis://, rediss:// or unix://."""
-    from ..frontier._redis_crawl import redact
+    from ..frontier import redact
 
     scheme = url.partition("://")[0].lower() if "://" in url else ""
     if scheme not in ("redis", "rediss", "unix"):
@@ -88,8 +88,7 @@ def crawl_id_of(text: str) -> str:
 
 def frontier_for(url: str, crawl_id: str, **options: Any) -> RedisFrontier:
     """The crawl's frontier (not yet open); usage errors for a bad URL or id, or no redis."""
-    from ..frontier._redis import RedisFrontier
-    from ..frontier._redis_crawl import import_redis
+    from ..frontier import RedisFrontier, import_redis
 
     try:
         import_redis()
@@ -112,7 +111,7 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
 
     if args.state or args.no_state:
         raise UsageError("--redis keeps the crawl in Redis: drop --state / --no-state")
-    from ..frontier._stored import encode, joined
+    from ..frontier import encode, joined
 
     crawl_id = crawl_id_of(args.crawl_id or split_host(config.base_url))
     stored = {**encode(config), "lease_ttl": args.lease_ttl}
@@ -166,7 +165,7 @@ async def work(
     from .._exceptions import ResumeRefused, StateError
     from .._progress import summary
     from .._terminal import printable
-    from ..throttle._redis import RedisThrottle
+    from ..throttle import RedisThrottle
 
     # The page budget lives in Redis (frontier.max_pages), for all workers together.
     limits = dataclasses.replace(config.limits, max_pages=None)
@@ -206,7 +205,7 @@ async def work(
     if refused is not None:
         raise refused
     if not quiet:
-        from ..frontier._redis_crawl import redact
+        from ..frontier import redact
 
         rest = (
             f"sitecrawl export --redis {redact(frontier.url)} --crawl-id {frontier.crawl_id}"

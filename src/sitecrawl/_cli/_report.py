@@ -32,7 +32,7 @@ def add_command(commands: Any) -> None:
 
 def _execute(args: argparse.Namespace) -> int:
     from ..frontier import SqliteFrontier
-    from ..report._build import store_report_data
+    from ..report import store_report_data
     from ._diff import previous_changes
     from ._store import default_output, open_store, source_args
 
@@ -58,7 +58,7 @@ async def read_report_data(state: str) -> tuple[ReportData, ChangeSet | None]:
     streamed passes (:mod:`sitecrawl.report._build`), and its changes since the crawl
     before it when the file keeps one."""
     from ..frontier import SqliteFrontier
-    from ..report._build import store_report_data
+    from ..report import store_report_data
     from ._diff import previous_changes
 
     async with SqliteFrontier(state, create=False) as store:
@@ -68,8 +68,7 @@ async def read_report_data(state: str) -> tuple[ReportData, ChangeSet | None]:
 def write_report(records: CrawlRecords, path: str, *, export_source: str = "STATE.db") -> None:
     """Render the report of ``records`` (:mod:`sitecrawl.report`) into ``path``; a table
     cut short names ``sitecrawl export EXPORT_SOURCE`` for the rest."""
-    from ..audit._inlinks import fill_inlinks
-    from ..audit._site import site_rows
+    from ..audit import fill_inlinks, site_rows
     from ..report import ReportData
 
     fill_inlinks(records.pages)  # the crawl has ended: every page's links are known

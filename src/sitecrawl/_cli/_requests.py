@@ -30,7 +30,7 @@ def requests_from_args(
         return cached
     from .._config_requests import Requests
     from .._exceptions import ConfigError
-    from .._session import load_cookie_file
+    from ..fetch import load_cookie_file
 
     env = os.environ if environ is None else environ
     headers = [_split(text, ":", "-H", "'Name: value'") for text in args.header or ()]

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .._models import Page
-    from ..frontier import PageStore, SqliteFrontier
-    from ..frontier._redis import RedisFrontier
+    from ..frontier import PageStore, RedisFrontier, SqliteFrontier
     from ..sinks import Sink
 
 

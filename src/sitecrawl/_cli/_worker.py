@@ -36,7 +36,7 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ..frontier._stored import decode
+    from ..frontier import decode
     from ._redis import frontier_for, per_host, prepare, work
 
     requests = requests_from_args(args)

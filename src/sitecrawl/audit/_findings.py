@@ -25,7 +25,7 @@ TEXT_FIELDS: tuple[TextField, ...] = ("title", "h1", "meta_description")
 DEFAULT_SLOW_MS = 1000.0
 DEFAULT_SLOW_LIMIT = 100
 
-_NAVIGATION_KINDS: frozenset[LinkKind] = frozenset({"a", "iframe"})
+NAVIGATION_KINDS: frozenset[LinkKind] = frozenset({"a", "iframe"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +309,7 @@ def _non_indexable(checked: list[PageRow]) -> tuple[NonIndexablePage, ...]:
 def _linked_from_elsewhere(page: PageRow, referrers: Mapping[str, tuple[Referrer, ...]]) -> bool:
     key = page_key(page.url)
     return any(
-        ref.kind in _NAVIGATION_KINDS and page_key(ref.source_url) != key
+        ref.kind in NAVIGATION_KINDS and page_key(ref.source_url) != key
         for ref in referrers.get(key, ())
     )
 

@@ -4,7 +4,7 @@
 (405, 501) or fails without a timeout (servers that mishandle HEAD drop the connection or send
 garbage; a timeout is not waited for twice). Redirects are followed hop by hop to any http(s)
 host, at most ``Limits.max_redirects``. Every request goes through the crawl's machinery
-(:class:`~sitecrawl._pagejob.PoliteClient`): the host's politeness slot, retries with backoff
+(:class:`~sitecrawl.fetch.PoliteClient`): the host's politeness slot, retries with backoff
 on timeouts, connection errors and 408/429/5xx. URLs inside the crawl's scope obey its
 robots.txt (a disallowed one is reported ``blocked by robots.txt``, unfetched); other hosts'
 robots.txt is not read: a link check asks once per URL, as a visitor following the link would.
@@ -41,11 +41,9 @@ from .._exceptions import (
     RedirectOutOfScope,
     TooManyRedirects,
 )
-from .._fetcher import FollowPolicy, RedirectTrail, Response
-from .._pagejob import BLOCKED
-from .._stack import FetchStack
 from .._urls import split_host
-from ..control._scope import CrawlScope
+from ..control import CrawlScope
+from ..fetch import BLOCKED, FetchStack, FollowPolicy, RedirectTrail, Response
 
 HEAD_REFUSED = frozenset({405, 501})
 #: A connection that failed with one of these failed for the host, not for one URL.

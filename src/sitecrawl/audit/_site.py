@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .._models import Page
 from .._urls import url_key
-from ..control._scope import CrawlScope
+from ..control import CrawlScope
 from ._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, LinkSource, PageRow
 
 

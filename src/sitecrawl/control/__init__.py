@@ -1,1 +1,48 @@
 """Where a crawl goes: scope, include/exclude rules, rewrites, trap guard."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
+    from ._links import LinkTargets as LinkTargets
+    from ._links import TrapGuard as TrapGuard
+    from ._rules import LinkRules as LinkRules
+    from ._rules import Rules as Rules
+    from ._rules import ScopeKind as ScopeKind
+    from ._scope import CrawlScope as CrawlScope
+    from ._scope import default_scope as default_scope
+    from ._scope import url_path as url_path
+
+#: Public name -> the private module it lives in, imported on first use (``__getattr__``).
+_LAZY = {
+    "CrawlScope": "._scope",
+    "LinkRules": "._rules",
+    "LinkTargets": "._links",
+    "Rules": "._rules",
+    "ScopeKind": "._rules",
+    "TrapGuard": "._links",
+    "default_scope": "._scope",
+    "url_path": "._scope",
+}
+
+__all__ = [
+    "CrawlScope",
+    "LinkRules",
+    "LinkTargets",
+    "Rules",
+    "ScopeKind",
+    "TrapGuard",
+    "default_scope",
+    "url_path",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # the next access skips __getattr__
+    return value

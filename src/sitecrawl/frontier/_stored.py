@@ -34,7 +34,7 @@ from .._config import (
 )
 from .._config_requests import Requests
 from .._exceptions import ResumeRefused
-from ..control._rules import Rules
+from ..control import Rules
 
 
 def given_rules(config: CrawlConfig) -> Rules:
@@ -67,7 +67,7 @@ def decode(
     and proxy; the site's cookies kept unless the crawl or this process said no),
     ``max_concurrency`` and ``processes`` when given. Missing credentials are refused by
     :func:`take_or_refuse`, not here."""
-    from ..parse._extraction import Rule
+    from ..parse import Rule
 
     shape = stored.get("requests") or {}
     requests = requests or Requests()
@@ -135,7 +135,7 @@ def _extract(rules: list[dict[str, Any]]) -> str:
 
 
 def _take_extract(config: CrawlConfig, value: Any, stored: Mapping[str, Any]) -> CrawlConfig:
-    from ..parse._extraction import Rule
+    from ..parse import Rule
 
     return replace(config, extract=tuple(Rule(**rule) for rule in value))
 
@@ -149,7 +149,7 @@ def render_here(stored: Mapping[str, Any], browser: str | None = None) -> Render
     ``browser``, the one the crawl was started with and Chromium on PATH; refused, naming
     what to install, when it has none."""
     from .._exceptions import ConfigError
-    from ..render._browser import find_browser
+    from ..render import find_browser
 
     render = dict(stored.get("render") or {})
     if render.get("mode", "never") == "never":

@@ -1,1 +1,51 @@
 """Parsing pages: HTML -> record fields (pure), the parser processes, word count."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
+    from ._decode import decode_html as decode_html
+    from ._extract import Extracted as Extracted
+    from ._extraction import Extraction as Extraction
+    from ._extraction import Rule as Rule
+    from ._extraction import convert as convert
+    from ._extraction import load_rules_file as load_rules_file
+    from ._extraction import parse_specs as parse_specs
+    from ._extraction import stored_rules as stored_rules
+    from ._pool import Parser as Parser
+
+#: Public name -> the private module it lives in, imported on first use (``__getattr__``).
+_LAZY = {
+    "Extracted": "._extract",
+    "Extraction": "._extraction",
+    "Parser": "._pool",
+    "Rule": "._extraction",
+    "convert": "._extraction",
+    "decode_html": "._decode",
+    "load_rules_file": "._extraction",
+    "parse_specs": "._extraction",
+    "stored_rules": "._extraction",
+}
+
+__all__ = [
+    "Extracted",
+    "Extraction",
+    "Parser",
+    "Rule",
+    "convert",
+    "decode_html",
+    "load_rules_file",
+    "parse_specs",
+    "stored_rules",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # the next access skips __getattr__
+    return value

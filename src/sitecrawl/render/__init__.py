@@ -10,3 +10,32 @@
     _procs.py     the browser's processes (/proc): memory, killing one that does not close
     _renderer.py  the page job's render step, gluing the three
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
+    from ._browser import find_browser as find_browser
+    from ._renderer import Renderer as Renderer
+
+#: Public name -> the private module it lives in, imported on first use (``__getattr__``).
+_LAZY = {
+    "Renderer": "._renderer",
+    "find_browser": "._browser",
+}
+
+__all__ = [
+    "Renderer",
+    "find_browser",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # the next access skips __getattr__
+    return value

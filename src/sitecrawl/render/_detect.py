@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..parse._extract import Extracted
+    from ..parse import Extracted
 
 #: A page with at least this many words and :data:`RICH_LINKS` same-site links is content.
 RICH_WORDS = 150

@@ -19,18 +19,17 @@ from typing import TYPE_CHECKING
 
 from .._exceptions import ParseError
 from .._models import body_hash
-from .._pagejob import failed
+from ..fetch import failed
 from ._browser import BrowserPool
 from ._detect import AutoPolicy, changes, gained
 from ._routes import RouteRules, Routes
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
-    from .._fetcher import Response
     from .._models import Page
-    from .._pagejob import ParseFn, PoliteClient
-    from ..control._scope import CrawlScope
-    from ..parse._extract import Extracted
+    from ..control import CrawlScope
+    from ..fetch import ParseFn, PoliteClient, Response
+    from ..parse import Extracted
 
 
 class Renderer:

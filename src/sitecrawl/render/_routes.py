@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Request as BrowserRequest
     from playwright.async_api import Route
 
-    from .._fetcher import Response
-    from .._pagejob import PoliteClient
+    from ..fetch import PoliteClient, Response
 
 #: Resource types never loaded.
 BLOCKED_TYPES = frozenset({"image", "media", "font"})

@@ -11,7 +11,40 @@ The file loads nothing from the network: CSS, JavaScript and charts are inline, 
 Content-Security-Policy, and every crawled string reaches the page as text only.
 """
 
-from ._data import CrawlMeta, ReportData
-from ._render import render_report
+from __future__ import annotations
 
-__all__ = ["CrawlMeta", "ReportData", "render_report"]
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
+    from ._build import store_report_data as store_report_data
+    from ._changes import render_changes as render_changes
+    from ._data import CrawlMeta as CrawlMeta
+    from ._data import ReportData as ReportData
+    from ._render import render_report as render_report
+
+#: Public name -> the private module it lives in, imported on first use (``__getattr__``).
+_LAZY = {
+    "CrawlMeta": "._data",
+    "ReportData": "._data",
+    "render_changes": "._changes",
+    "render_report": "._render",
+    "store_report_data": "._build",
+}
+
+__all__ = [
+    "CrawlMeta",
+    "ReportData",
+    "render_changes",
+    "render_report",
+    "store_report_data",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # the next access skips __getattr__
+    return value

@@ -13,10 +13,18 @@ tests hold the two to the same report.
 from __future__ import annotations
 
 from .._models import Page
-from ..audit._findings import _NAVIGATION_KINDS, is_broken, page_key
-from ..audit._inlinks import Inlinks
-from ..audit._rows import ImageRow, LinkRow
-from ..audit._site import InternalTest, js_added, link_kind, link_source
+from ..audit import (
+    NAVIGATION_KINDS,
+    ImageRow,
+    Inlinks,
+    InternalTest,
+    LinkRow,
+    is_broken,
+    js_added,
+    link_kind,
+    link_source,
+    page_key,
+)
 from ..frontier import PageStore
 from ._data import ReportData
 
@@ -61,7 +69,7 @@ async def store_report_data(store: PageStore) -> ReportData:
                 images.append(ImageRow(page_url=source, src=url, alt=text))
             key = page_key(url)
             if key not in wanted:
-                if key in linked or kind not in _NAVIGATION_KINDS or key == source_key:
+                if key in linked or kind not in NAVIGATION_KINDS or key == source_key:
                     continue
                 linked.add(key)
             links.append(

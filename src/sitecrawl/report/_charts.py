@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from ..audit._rows import PageRow
+from .._models import Page
 
 _WIDTH = 320
 _HEIGHT = 175
@@ -58,7 +58,7 @@ def pages(n: int) -> str:
     return f"{n:,} page{'s' * (n != 1)}"
 
 
-def status_bars(pages_: Iterable[PageRow]) -> list[Bar]:
+def status_bars(pages_: Iterable[Page]) -> list[Bar]:
     counts = Counter(page.status for page in pages_)
     bars = [
         Bar(str(status), n, f"bar s-{status // 100}xx", f"HTTP {status}: {pages(n)}")
@@ -69,7 +69,7 @@ def status_bars(pages_: Iterable[PageRow]) -> list[Bar]:
     return bars
 
 
-def depth_bars(pages_: Iterable[PageRow]) -> list[Bar]:
+def depth_bars(pages_: Iterable[Page]) -> list[Bar]:
     counts = Counter(min(page.depth, MAX_DEPTH_BARS) for page in pages_)
     if not counts:
         return []

@@ -7,10 +7,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from ..audit._rows import (
+from .._models import Page
+from ..audit import (
     ImageRow,
     LinkRow,
-    PageRow,
     image_rows,
     link_rows,
     links_from_pages,
@@ -42,7 +42,7 @@ class ReportData:
     """Everything :func:`~sitecrawl.report.render_report` draws. Build it with :meth:`build`."""
 
     meta: CrawlMeta
-    pages: tuple[PageRow, ...]
+    pages: tuple[Page, ...]
     links: tuple[LinkRow, ...]
     images: tuple[ImageRow, ...]
 
@@ -51,7 +51,7 @@ class ReportData:
         cls,
         *,
         base_url: str,
-        pages: Iterable[PageRow | Mapping[str, Any]],
+        pages: Iterable[Page | Mapping[str, Any]],
         links: Iterable[LinkRow | Mapping[str, Any]] | None = None,
         images: Iterable[ImageRow | Mapping[str, Any]] = (),
         started_at: datetime | None = None,

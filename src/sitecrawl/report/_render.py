@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..audit._findings import DEFAULT_SLOW_LIMIT, DEFAULT_SLOW_MS, Audit, audit
+from ..audit import DEFAULT_SLOW_LIMIT, DEFAULT_SLOW_MS, Audit, audit
 from ._charts import MS_BUCKETS, SIZE_BUCKETS, bar_chart, bucket_bars, depth_bars, status_bars
 from ._data import ReportData
 from ._html import NOSCRIPT, card, contents, document, section

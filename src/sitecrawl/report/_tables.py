@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..audit._findings import TEXT_FIELDS, Audit, Referrer, TextField
+from ..audit import TEXT_FIELDS, Audit, Referrer, TextField
 from ._data import ReportData
 from ._table import MAX_LIST, MAX_ROWS, Table, cell_list
 

@@ -14,7 +14,7 @@ from ._formats import RowWriter, open_writer
 from ._tables import pages_table
 
 if TYPE_CHECKING:
-    from ..parse._extraction import Rule
+    from ..parse import Rule
 
 
 class FileSink(Sink):

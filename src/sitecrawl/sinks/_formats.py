@@ -326,7 +326,7 @@ def _json(value: Any) -> str | None:
 
 
 def _typed(kind: str) -> Callable[[Any], Any]:
-    from ..parse._extraction import convert
+    from ..parse import convert
 
     def to(value: Any) -> Any:
         if value is None:

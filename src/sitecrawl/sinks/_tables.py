@@ -29,12 +29,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._models import PAGE_FIELDS, Page
 from .._pagecodec import COLUMN_TYPES, TUPLE_TYPES
-from ..audit._inlinks import Inlinks
-from ..audit._site import InternalTest, js_added, link_source, safe_key
+from ..audit import Inlinks, InternalTest, js_added, link_source, safe_key
 
 if TYPE_CHECKING:
     from ..frontier import PageStore
-    from ..parse._extraction import Rule
+    from ..parse import Rule
 
 ColumnType: TypeAlias = Literal[
     "str", "int", "float", "bool", "strs", "hops", "pairs", "json", "date"

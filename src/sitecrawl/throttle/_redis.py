@@ -2,7 +2,7 @@
 
 :class:`RedisThrottle` is a :class:`~._throttle.Throttle` whose slots (:class:`RedisSlot`, a
 :class:`~._throttle.Slot`) keep their state in Redis: the crawler and
-:class:`~._pagejob.PoliteClient` use it unchanged (``slot(host)``, ``acquire()``,
+:class:`~sitecrawl.fetch.PoliteClient` use it unchanged (``slot(host)``, ``acquire()``,
 ``release(...)``), and the in-process :class:`~._throttle.Throttle` stays the default. Its
 lifetime is an ``async with``: entering starts the heartbeat that renews this worker's tokens,
 leaving waits for the releases still being sent and stops it. Layout, per host::
@@ -50,8 +50,7 @@ from ._local import Throttle, cap_crawl_delay, describe_wait
 from ._redis_lua import ACQUIRE, RELEASE, RENEW
 
 if TYPE_CHECKING:
-    from ..frontier._redis import RedisFrontier
-    from ..frontier._redis_crawl import CrawlScript
+    from ..frontier import CrawlScript, RedisFrontier
 
 _POLL = 0.025  # seconds between two tries of a full slot (a local release wakes sooner)
 

@@ -40,10 +40,9 @@ from aiohttp.resolver import DefaultResolver
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
-from ._addresses import AddressGuard, is_address
-from ._config import CrawlConfig
-from ._config_requests import Requests
-from ._exceptions import (
+from .._config import CrawlConfig
+from .._config_requests import Requests
+from .._exceptions import (
     BlockedAddress,
     ConnectError,
     DNSError,
@@ -54,9 +53,10 @@ from ._exceptions import (
     RedirectOutOfScope,
     TooManyRedirects,
 )
+from .._urls import join
+from ..control import CrawlScope
+from ._addresses import AddressGuard, is_address
 from ._session import Proxies, basic_auth, load_cookie_file
-from ._urls import join
-from .control._scope import CrawlScope
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Sequence
 
-from ._exceptions import BlockedAddress
+from .._exceptions import BlockedAddress
 
 PUBLIC, PRIVATE, LOOPBACK, LINK_LOCAL = 0, 1, 2, 3
 CLASS_NAMES = ("public", "private", "loopback", "link-local")

@@ -8,10 +8,17 @@ from __future__ import annotations
 import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
-from ._urls import join
-from .control._scope import CrawlScope
+from .._exceptions import FetchError
+from .._urls import join
+from ..control import CrawlScope
+from ._fetcher import FollowPolicy, RedirectTrail
+
+if TYPE_CHECKING:
+    from ._pagejob import PoliteClient
+    from ._robots import RobotsCache
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit, uncompressed
 MAX_SITEMAP_FILES = 50
@@ -136,3 +143,28 @@ async def discover(
                 found.add(page)
                 out.urls.append(page)
     return out
+
+
+async def sitemap_urls(
+    origin: str,
+    *,
+    client: PoliteClient,
+    check: Any,
+    robots: RobotsCache | None,
+    scope: CrawlScope,
+    max_redirects: int,
+) -> Discovery:
+    """The URLs of ``origin``'s sitemaps in ``scope`` (robots.txt ``Sitemap:`` lines, else
+    ``/sitemap.xml``; indexes and gzip followed), fetched as the crawl fetches pages: through
+    ``client`` and its robots ``check``, redirects in scope, bodies capped at
+    :data:`MAX_SITEMAP_BYTES`."""
+    declared = (await robots.rules(origin)).sitemaps if robots is not None else ()
+    policy = FollowPolicy(scope=scope, max_redirects=max_redirects, max_bytes=MAX_SITEMAP_BYTES)
+
+    async def fetch(url: str) -> tuple[int, bytes] | None:
+        result = await client.follow(RedirectTrail(url, policy), check=check)
+        if isinstance(result, FetchError):
+            return None  # not there, or robots.txt keeps us out
+        return result.status, result.body or b""
+
+    return await discover(fetch, declared, origin, scope)

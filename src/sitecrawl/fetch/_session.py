@@ -13,8 +13,8 @@ import urllib.request
 
 from yarl import URL
 
-from ._config_requests import Requests
-from ._exceptions import ConfigError
+from .._config_requests import Requests
+from .._exceptions import ConfigError
 
 
 def load_cookie_file(path: str) -> list[http.cookiejar.Cookie]:

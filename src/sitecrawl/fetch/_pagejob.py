@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ._config import CrawlConfig
-from ._exceptions import (
+from .._config import CrawlConfig
+from .._exceptions import (
     BlockedByRobots,
     BodyTooLarge,
     ConnectError,
@@ -31,16 +31,16 @@ from ._exceptions import (
     ProtocolError,
     RedirectOutOfScope,
 )
+from .._log import logger
+from .._models import Page, Request, body_hash
+from .._urls import split_host
+from ..parse import Extracted
+from ..throttle import Throttle, parse_retry_after
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
-from ._log import logger
-from ._models import Page, Request, body_hash
 from ._robots import RobotsCache, page_directives, product_token
-from ._urls import split_host
-from .parse._extract import Extracted
-from .throttle._local import Throttle, parse_retry_after
 
 if TYPE_CHECKING:
-    from .control._scope import CrawlScope
+    from ..control import CrawlScope
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Methods a failed request is retried with: repeating one changes nothing more than once

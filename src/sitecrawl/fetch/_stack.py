@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import TracebackType
 
-from ._config import CrawlConfig
-from ._exceptions import BlockedAddress, FetchError, RedirectOutOfScope, TooManyRedirects
+from .._config import CrawlConfig
+from .._exceptions import BlockedAddress, FetchError, RedirectOutOfScope, TooManyRedirects
+from .._urls import parse_base_url, split_host
+from ..control import CrawlScope
+from ..throttle import Throttle
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
 from ._pagejob import PoliteClient
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
-from ._urls import parse_base_url, split_host
-from .control._scope import CrawlScope
-from .throttle._local import Throttle
 
 #: robots.txt: redirects to any http(s) host, at most five; the first 512 KiB of any body.
 ROBOTS_POLICY = FollowPolicy(

@@ -26,8 +26,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from ._exceptions import FetchError, RobotsUnreachable
-from ._log import logger
+from .._exceptions import FetchError, RobotsUnreachable
+from .._log import logger
 
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
 ROBOTS_MAX_REDIRECTS = 5
