@@ -6,8 +6,9 @@ it needs the optional ``redis`` package only when used.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
     from ._base import Frontier as Frontier
@@ -67,10 +68,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value  # the next access skips __getattr__
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)

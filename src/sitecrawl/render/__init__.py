@@ -13,8 +13,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
     from ._browser import find_browser as find_browser
@@ -32,10 +33,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value  # the next access skips __getattr__
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
