@@ -17,7 +17,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from browser import Events, launch_chromium, open_page
-from sitecrawl.audit import ImageRow, LinkRow, PageRow, audit
+from sitecrawl import Page as PageRow
+from sitecrawl.audit import ImageRow, LinkRow, audit
 from sitecrawl.report import ReportData, render_report
 from sitecrawl.report._html import embed_json
 
