@@ -35,7 +35,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._site import InternalTest as InternalTest
     from ._site import js_added as js_added
     from ._site import link_kind as link_kind
+    from ._site import link_row as link_row
     from ._site import link_source as link_source
+    from ._site import links_source as links_source
     from ._site import safe_key as safe_key
     from ._site import site_rows as site_rows
     from ._targets import page_links as page_links
@@ -66,7 +68,9 @@ _LAZY = {
     "js_added": "._site",
     "junit_xml": "._check",
     "link_kind": "._site",
+    "link_row": "._site",
     "link_rows": "._rows",
+    "links_source": "._site",
     "link_source": "._site",
     "links_from_pages": "._rows",
     "page_key": "._findings",
@@ -101,9 +105,11 @@ __all__ = [
     "js_added",
     "junit_xml",
     "link_kind",
+    "link_row",
     "link_rows",
     "link_source",
     "links_from_pages",
+    "links_source",
     "page_key",
     "page_links",
     "page_rows",

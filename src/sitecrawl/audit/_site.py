@@ -4,10 +4,11 @@ the audit's typed rows (:func:`site_rows`) for ``sitecrawl check`` and the HTML 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
-from .._models import Page
+from .._models import Link, Page
 from .._urls import url_key
 from ..control import CrawlScope
 from ._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, LinkSource, PageRow
@@ -29,12 +30,53 @@ class InternalTest:
         return found
 
 
+#: A link target's ``(status, error, error_kind)``, when it was fetched or checked.
+Target: TypeAlias = tuple[int | None, str | None, str | None]
+
+
 def safe_key(url: str) -> str:
     """The dedupe key of ``url``, or ``url`` itself when it has none."""
     try:
         return url_key(url)
     except ValueError:
         return url
+
+
+def links_source(page: Page, crawled: Container[str]) -> str | None:
+    """Where a page's links count from: its URL, or for a page that redirected the URL it
+    ended on; None when that page was crawled at its own URL too (its links are there).
+    ``crawled`` holds the :func:`safe_key` of every crawled page."""
+    if page.redirects and page.final_url:
+        if safe_key(page.final_url) in crawled:
+            return None
+        return page.final_url
+    return page.url
+
+
+def link_row(
+    source: str,
+    link: Link,
+    internal: InternalTest,
+    added_by_js: Collection[str],
+    checked: Target | None = None,
+) -> LinkRow:
+    """The audit's row of one of a page's links, counted from ``source``
+    (:func:`links_source`); ``checked`` is the target's ``(status, error, error_kind)`` when
+    it was checked apart from the crawl."""
+    url, text, rel, kind = link
+    status, error, error_kind = checked if checked is not None else (None, None, None)
+    return LinkRow(
+        source_url=source,
+        target_url=url,
+        anchor_text=text,
+        rel=rel,
+        internal=internal(url),
+        kind=link_kind(kind),
+        status=status,
+        error=error,
+        error_kind=error_kind,
+        source=link_source(url, kind, added_by_js),
+    )
 
 
 def js_added(page: Page) -> Collection[str]:
@@ -60,7 +102,7 @@ def site_rows(
     pages: Sequence[Page],
     base_url: str,
     *,
-    target_status: Callable[[str], tuple[int | None, str | None, str | None] | None] | None = None,
+    target_status: Callable[[str], Target | None] | None = None,
 ) -> SiteRows:
     """The audit's rows of a crawl. ``target_status(url)`` gives ``(status, error,
     error_kind)`` for link targets checked apart from the crawl (external URLs, resources),
@@ -73,29 +115,14 @@ def site_rows(
     links: list[LinkRow] = []
     images: list[ImageRow] = []
     for page in pages:
-        source = page.url
-        if page.redirects and page.final_url:
-            if safe_key(page.final_url) in crawled:
-                continue  # the same document was crawled at its own URL: its links are there
-            source = page.final_url
+        source = links_source(page, crawled)
+        if source is None:
+            continue
         added_by_js = js_added(page)
-        for url, text, rel, kind in page.links:
+        for link in page.links:
+            url, text, _, kind = link
             checked = target_status(url) if target_status is not None else None
-            status, error, error_kind = checked if checked is not None else (None, None, None)
-            links.append(
-                LinkRow(
-                    source_url=source,
-                    target_url=url,
-                    anchor_text=text,
-                    rel=rel,
-                    internal=internal(url),
-                    kind=link_kind(kind),
-                    status=status,
-                    error=error,
-                    error_kind=error_kind,
-                    source=link_source(url, kind, added_by_js),
-                )
-            )
+            links.append(link_row(source, link, internal, added_by_js, checked))
             if kind == "img":
                 images.append(ImageRow(page_url=source, src=url, alt=text))
     return SiteRows(

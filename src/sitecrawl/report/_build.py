@@ -21,8 +21,8 @@ from ..audit import (
     LinkRow,
     is_broken,
     js_added,
-    link_kind,
-    link_source,
+    link_row,
+    links_source,
     page_key,
 )
 from ..frontier import PageStore
@@ -57,14 +57,13 @@ async def store_report_data(store: PageStore) -> ReportData:
     links: list[LinkRow] = []
     images: list[ImageRow] = []
     async for page in store.read_pages():
-        source = page.url
-        if page.redirects and page.final_url:
-            if page_key(page.final_url) in crawled:
-                continue  # the same document was crawled at its own URL: its links are there
-            source = page.final_url
+        source = links_source(page, crawled)
+        if source is None:
+            continue
         source_key = page_key(source)
         added_by_js = js_added(page)
-        for url, text, rel, kind in page.links:
+        for link in page.links:
+            url, text, _, kind = link
             if kind == "img":
                 images.append(ImageRow(page_url=source, src=url, alt=text))
             key = page_key(url)
@@ -72,17 +71,7 @@ async def store_report_data(store: PageStore) -> ReportData:
                 if key in linked or kind not in NAVIGATION_KINDS or key == source_key:
                     continue
                 linked.add(key)
-            links.append(
-                LinkRow(
-                    source_url=source,
-                    target_url=url,
-                    anchor_text=text,
-                    rel=rel,
-                    internal=internal(url),
-                    kind=link_kind(kind),
-                    source=link_source(url, kind, added_by_js),
-                )
-            )
+            links.append(link_row(source, link, internal, added_by_js))
     return ReportData.build(
         base_url=store.base_url,
         pages=pages,
