@@ -20,6 +20,7 @@ from ._settings import (
     setting,
     zero_is_none,
 )
+from ._urls import parse_base_url
 from ._version import __version__
 from .control import Rules, ScopeKind, default_scope
 
@@ -432,6 +433,11 @@ class CrawlConfig:
     )
 
     def __post_init__(self) -> None:
+        # The start URLs, canonicalised once here (a bad one: InvalidURL, a ConfigError's
+        # sibling under SitecrawlError): everything after reads them as they are.
+        object.__setattr__(self, "base_url", parse_base_url(self.base_url))
+        starts = tuple(parse_base_url(url) for url in self.start_urls)
+        object.__setattr__(self, "start_urls", starts)
         if self.processes < 1:
             raise ConfigError(f"processes must be at least 1, got {self.processes}")
         if self.subdomains and self.rules.scope not in (None, "subdomains"):
@@ -450,6 +456,4 @@ class CrawlConfig:
             return self.rules.scope
         if self.subdomains:
             return "subdomains"
-        from ._urls import parse_base_url
-
-        return default_scope(parse_base_url(self.base_url))
+        return default_scope(self.base_url)

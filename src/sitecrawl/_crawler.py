@@ -30,7 +30,7 @@ from ._course import CourseAPI, config_from_keywords
 from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError
 from ._log import logger, request_line
 from ._models import FAILURES_KEPT, CrawlStats, Page, Request
-from ._urls import parse_base_url, split_host, url_key
+from ._urls import split_host, url_key
 from .control import CrawlScope, LinkRules, LinkTargets, TrapGuard, default_scope
 from .fetch import FetchStack, PageJob, RobotsRules, sitemap_urls
 from .frontier import (
@@ -110,8 +110,8 @@ class AsyncCrawler(CourseAPI):
             "extract": extract,
         }
         config = config_from_keywords(base_url, config, keywords)
-        self.base_url = parse_base_url(config.base_url)
-        starts = [parse_base_url(url) for url in config.starts]
+        self.base_url = config.base_url  # canonical (CrawlConfig)
+        starts = list(config.starts)
         self.scope = CrawlScope(starts, config.scope_kind)
         self.link_rules = LinkRules(self.scope, config.rules)
         self.max_concurrency = config.limits.max_concurrency

@@ -140,7 +140,6 @@ def link_targets(
 async def _check(
     config: CrawlConfig, base_url: str, state: SqliteFrontier | None, args: argparse.Namespace
 ) -> int:
-    from .._urls import parse_base_url
     from ..audit import TIME_LIMIT, check_outcome, format_text, junit_xml
     from ..control import CrawlScope
     from ..sinks import open_replacing
@@ -160,7 +159,7 @@ async def _check(
     if code == EXIT_INTERRUPTED:
         crawl_cut = TIME_LIMIT if _past(deadline) else _signalled()
     # The crawl's scope (its kind and rules' scope), for what is internal.
-    scope = CrawlScope([parse_base_url(url) for url in config.starts], config.scope_kind)
+    scope = CrawlScope(list(config.starts), config.scope_kind)
     followed = config.limits.max_depth != 0
     targets = link_targets(records.pages, scope, external=args.external, followed=followed)
     with _stop_signals_set() as ctrl_c:

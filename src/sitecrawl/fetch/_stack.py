@@ -19,7 +19,7 @@ from types import TracebackType
 
 from .._config import CrawlConfig
 from .._exceptions import BlockedAddress, FetchError, RedirectOutOfScope, TooManyRedirects
-from .._urls import parse_base_url, split_host
+from .._urls import split_host
 from ..control import CrawlScope
 from ..throttle import Throttle
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
@@ -52,7 +52,7 @@ class FetchStack:
         scope: CrawlScope | None = None,
     ) -> None:
         if scope is None:
-            scope = CrawlScope([parse_base_url(url) for url in config.starts], config.scope_kind)
+            scope = CrawlScope(list(config.starts), config.scope_kind)
         self.fetcher = Fetcher(config, trusted=scope.holds_host)
         if throttle is None:
             throttle = Throttle(config.politeness, max_concurrency=config.limits.max_concurrency)
