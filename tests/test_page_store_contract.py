@@ -14,7 +14,7 @@ import pytest
 from frontier_backends import BASE_URL, DURABLE, Backend
 from sitecrawl import Page, Request
 from sitecrawl._urls import url_key
-from sitecrawl.audit import InternalTest, fill_inlinks, safe_key
+from sitecrawl.audit import InternalTest, fill_inlinks, page_key
 from sitecrawl.frontier import Frontier, PageStore
 from sitecrawl.sinks._tables import (
     IMAGES,
@@ -161,7 +161,7 @@ async def test_meta_and_crawl_time(store: Frontier) -> None:
 def in_memory(table: TableSpec, pages: list[Page]) -> list[Row]:
     """The rows of ``table`` from the crawl's pages held in memory, the links' targets known
     up front: what a store streams (the targets read in a first pass)."""
-    targets = {safe_key(p.url): (p.status, p.error, p.error_kind) for p in pages}
+    targets = {page_key(p.url): (p.status, p.error, p.error_kind) for p in pages}
     internal = InternalTest(BASE_URL, targets)
     if table is PAGES:  # counted from every page's links, as a store counts them
         fill_inlinks(pages)

@@ -143,7 +143,9 @@ def test_a_start_cancelled_midway_leaves_no_process_behind() -> None:
     ``subprocess_exec``, left the process to end after the event loop had closed ("Event
     loop is closed" and "unclosed resource" tracebacks at exit). Now the start finishes and
     the child is killed and waited for."""
-    pytest.importorskip("uvloop")
+    import uvloop  # the fast extra, which the tests install: this test is of its loop
+
+    assert uvloop
     done = subprocess.run(
         [sys.executable, "-c", _CANCELLED_START],
         env=checkout_env(),

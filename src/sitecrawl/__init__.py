@@ -10,8 +10,9 @@ Names are imported lazily, so ``sitecrawl --help`` does not pay for aiohttp and 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sitecrawl._lazy import lazy_getattr  # (not a public name: absolute, so not re-exported)
 
 from ._version import __version__ as __version__
 
@@ -108,13 +109,7 @@ _LAZY = {
 __all__ = sorted([*_LAZY, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sitecrawl' has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

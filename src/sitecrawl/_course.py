@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ._config import CrawlConfig
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
 KEYWORDS: dict[str, tuple[str, ...]] = keywords_of(CrawlConfig)
 
 
+@cache
 def _default_at(path: tuple[str, ...]) -> Any:
+    """The library's default of the setting (or section) at ``path``."""
     value: Any = CrawlConfig(base_url="http://localhost/")
     for name in path:
         value = getattr(value, name)

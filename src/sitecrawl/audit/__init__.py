@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._site import link_row as link_row
     from ._site import link_source as link_source
     from ._site import links_source as links_source
-    from ._site import safe_key as safe_key
     from ._site import site_rows as site_rows
     from ._targets import page_links as page_links
 
@@ -76,7 +75,6 @@ _LAZY = {
     "page_key": "._findings",
     "page_links": "._targets",
     "page_rows": "._rows",
-    "safe_key": "._site",
     "site_rows": "._site",
 }
 
@@ -113,7 +111,6 @@ __all__ = [
     "page_key",
     "page_links",
     "page_rows",
-    "safe_key",
     "site_rows",
 ]
 

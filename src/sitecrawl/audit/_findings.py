@@ -163,8 +163,14 @@ def audit(
 
 @lru_cache(maxsize=1 << 18)  # a crawl names each URL many times (links, referrers, pages)
 def page_key(url: str) -> str:
-    """The key that identifies a page: the crawler's dedupe key, or the text if not a URL."""
-    return url_key(url) if "://" in url else url
+    """The key that identifies a page: the crawler's dedupe key, or the text itself when it
+    has none (not a URL, or one that cannot be parsed)."""
+    if "://" not in url:
+        return url
+    try:
+        return url_key(url)
+    except ValueError:
+        return url
 
 
 def is_broken(status: int | None, error: str | None, error_kind: str | None) -> bool:

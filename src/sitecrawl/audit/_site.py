@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from .._models import Link, Page
-from .._urls import url_key
 from ..control import CrawlScope
+from ._findings import page_key
 from ._rows import LINK_KINDS, ImageRow, LinkKind, LinkRow, LinkSource, PageRow
 
 
@@ -26,7 +26,7 @@ class InternalTest:
     def __call__(self, url: str) -> bool:
         found = self._memo.get(url)
         if found is None:
-            found = self._memo[url] = self._scope.contains(url) or safe_key(url) in self._crawled
+            found = self._memo[url] = self._scope.contains(url) or page_key(url) in self._crawled
         return found
 
 
@@ -34,20 +34,12 @@ class InternalTest:
 Target: TypeAlias = tuple[int | None, str | None, str | None]
 
 
-def safe_key(url: str) -> str:
-    """The dedupe key of ``url``, or ``url`` itself when it has none."""
-    try:
-        return url_key(url)
-    except ValueError:
-        return url
-
-
 def links_source(page: Page, crawled: Container[str]) -> str | None:
     """Where a page's links count from: its URL, or for a page that redirected the URL it
     ended on; None when that page was crawled at its own URL too (its links are there).
-    ``crawled`` holds the :func:`safe_key` of every crawled page."""
+    ``crawled`` holds the :func:`page_key` of every crawled page."""
     if page.redirects and page.final_url:
-        if safe_key(page.final_url) in crawled:
+        if page_key(page.final_url) in crawled:
             return None
         return page.final_url
     return page.url
@@ -110,7 +102,7 @@ def site_rows(
 
     The links of a page that redirected are the links of the page it ended on: they count
     from that URL, and not at all when that page was crawled at its own URL too."""
-    crawled = {safe_key(page.url) for page in pages}
+    crawled = {page_key(page.url) for page in pages}
     internal = InternalTest(base_url, crawled)
     links: list[LinkRow] = []
     images: list[ImageRow] = []

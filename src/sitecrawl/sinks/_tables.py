@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._models import PAGE_FIELDS, Page
 from .._pagecodec import COLUMN_TYPES, TUPLE_TYPES
-from ..audit import Inlinks, InternalTest, js_added, link_source, safe_key
+from ..audit import Inlinks, InternalTest, js_added, link_source, page_key
 
 if TYPE_CHECKING:
     from ..frontier import PageStore
@@ -149,7 +149,7 @@ async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
             if inlinks is not None:
                 inlinks.add(page)
             else:
-                targets[safe_key(page.url)] = (page.status, page.error, page.error_kind)
+                targets[page_key(page.url)] = (page.status, page.error, page.error_kind)
     assert store.base_url is not None, "an open store knows its crawl's start URL"
     internal = InternalTest(store.base_url, targets)
     async for page in store.read_pages():
@@ -182,7 +182,7 @@ def _rows(
     else:
         added_by_js = js_added(page)
         for position, (url, text, rel, kind) in enumerate(page.links):
-            target_status, target_error, target_kind = targets.get(safe_key(url), _UNKNOWN)
+            target_status, target_error, target_kind = targets.get(page_key(url), _UNKNOWN)
             yield {
                 "source_url": page.url,
                 "position": position,
