@@ -1,4 +1,4 @@
-"""What is wrong with a crawled site: rows, findings, the link check."""
+# The public names of sitecrawl.audit, each once (its __init__.py serves them lazily).
 
 from ._check import INTERRUPTED as INTERRUPTED
 from ._check import TIME_LIMIT as TIME_LIMIT

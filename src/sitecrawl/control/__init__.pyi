@@ -1,4 +1,4 @@
-"""Where a crawl goes: scope, include/exclude rules, rewrites, trap guard."""
+# The public names of sitecrawl.control, each once (its __init__.py serves them lazily).
 
 from ._links import LinkTargets as LinkTargets
 from ._links import TrapGuard as TrapGuard

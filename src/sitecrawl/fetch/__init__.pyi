@@ -1,5 +1,4 @@
-"""Fetching: the robots gate, sitemaps, the session, the fetcher (the only aiohttp user),
-the fetch stack and one request's page job."""
+# The public names of sitecrawl.fetch, each once (its __init__.py serves them lazily).
 
 from ._fetcher import FollowPolicy as FollowPolicy
 from ._fetcher import RedirectTrail as RedirectTrail

@@ -1,8 +1,4 @@
-"""Frontier backends behind one contract (see :mod:`._base`).
-
-The Redis backend is imported on first use (``from sitecrawl.frontier import RedisFrontier``):
-it needs the optional ``redis`` package only when used.
-"""
+# The public names of sitecrawl.frontier, each once (its __init__.py serves them lazily).
 
 from ._base import Frontier as Frontier
 from ._base import FrontierStats as FrontierStats

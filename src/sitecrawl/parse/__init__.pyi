@@ -1,4 +1,4 @@
-"""Parsing pages: HTML -> record fields (pure), the parser processes, word count."""
+# The public names of sitecrawl.parse, each once (its __init__.py serves them lazily).
 
 from ._decode import decode_html as decode_html
 from ._extract import Extracted as Extracted

@@ -1,4 +1,4 @@
-"""Sinks: where finished pages are written, and the writers of every output format."""
+# The public names of sitecrawl.sinks, each once (its __init__.py serves them lazily).
 
 from ._atomic import TEMP_MARK as TEMP_MARK
 from ._atomic import Replacement as Replacement

@@ -1,4 +1,4 @@
-"""Per-host politeness slots: in-process, and shared through Redis."""
+# The public names of sitecrawl.throttle, each once (its __init__.py serves them lazily).
 
 from ._local import Throttle as Throttle
 from ._local import parse_retry_after as parse_retry_after
