@@ -4,13 +4,14 @@ to whoever prints or writes them.
 
 A change is one row: ``url``, ``kind``, ``field``, ``old``, ``new``, ``severity``, and for a
 ``new-broken`` one ``linking_pages`` (how many distinct pages link to it), ``linking_links``
-(by how many links) and ``linked_from`` (the first of those pages). The kinds,
-most severe first (:data:`KINDS`): ``new-broken`` (a URL that answers an error now and did not:
-``old`` its answer before, None when it is new, ``new`` its answer now), ``status``,
-``removed``, ``blocked`` (newly blocked by
-robots.txt), ``redirect`` (another redirect target: the fields of the page it leads to are
-not compared), ``noindex`` (``indexable`` changed),
-``canonical``, ``added``, ``title``, ``h1``, ``meta-description``, ``word-count`` (more than
+(by how many links) and ``linked_from`` (the first of those pages). The kinds, most severe
+first (:data:`KINDS`: the URL's three, :data:`URL_CHANGES`, and those the record's fields
+declare, :mod:`sitecrawl._fields`): ``new-broken`` (a URL that answers an error now and did
+not: ``old`` its answer before, None when it is new, ``new`` its answer now), ``status``,
+``removed``, ``blocked`` (newly blocked by robots.txt), ``redirect`` (another redirect
+target: the fields of the page it leads to are not compared), ``noindex`` (``indexable``
+changed), ``canonical``, ``added``, ``title``, ``h1``, ``meta-description`` (these four, and
+any field whose kind is ``by_value``: another value), ``word-count`` (more than
 :data:`WORD_THRESHOLD` of the words, and at least :data:`WORD_MIN`), ``extracted`` (a custom
 extraction's value, one row per rule: field ``x:NAME``), ``body`` (another body hash; for a
 body the crawl did not read, as a file that is not HTML: another ``etag``, else another
@@ -20,61 +21,76 @@ body the crawl did not read, as a file that is not HTML: another ``etag``, else 
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from ._fields import ChangeKind
+from ._models import DIFF_FIELDS, FIELD_CHANGES
+
+#: The kinds of change of a URL rather than of one of its fields.
+URL_CHANGES: tuple[ChangeKind, ...] = (
+    ChangeKind(
+        "new-broken",
+        "error",
+        0,
+        "New broken links",
+        "URLs answering an error now, and the pages linking there.",
+        False,
+    ),
+    ChangeKind(
+        "removed",
+        "warning",
+        20,
+        "Pages gone",
+        "Pages of the earlier crawl this crawl did not reach.",
+        False,
+    ),
+    ChangeKind(
+        "added",
+        "info",
+        70,
+        "New pages",
+        "Pages this crawl reached and the earlier one did not.",
+        False,
+    ),
+)
+#: Every kind of change, most severe first: the URL's and those the record's fields declare
+#: (:data:`~sitecrawl._models.FIELD_CHANGES`), by rank.
+CHANGE_KINDS: tuple[ChangeKind, ...] = tuple(
+    sorted((*URL_CHANGES, *FIELD_CHANGES.values()), key=lambda kind: kind.rank)
+)
 #: Kind -> severity, most severe first.
-KINDS: dict[str, str] = {
-    "new-broken": "error",
-    "status": "error",
-    "removed": "warning",
-    "blocked": "warning",
-    "redirect": "warning",
-    "noindex": "warning",
-    "canonical": "warning",
-    "added": "info",
-    "title": "info",
-    "h1": "info",
-    "meta-description": "info",
-    "word-count": "info",
-    "extracted": "info",
-    "body": "info",
-}
+KINDS: dict[str, str] = {kind.name: kind.severity for kind in CHANGE_KINDS}
+#: The fields whose change is any other value, as ``(kind, field)``, by rank.
+_BY_VALUE: tuple[tuple[str, str], ...] = tuple(
+    (kind.name, name)
+    for name, kind in sorted(FIELD_CHANGES.items(), key=lambda item: item[1].rank)
+    if kind.by_value
+)
 #: ``--fail-on``'s default: new broken links and pages that stopped answering 200.
 DEFAULT_FAIL_ON = ("new-broken", "status")
 WORD_THRESHOLD = 0.2
 WORD_MIN = 10
 
+#: The columns a diff reads of each page (besides ``key`` and ``url``): the record's fields
+#: marked ``diff``, in field order. A list (``redirects``) is read as its length, the
+#: ``extracted`` object as a JSON object (as stored) or a dict.
+COLUMNS: tuple[str, ...] = DIFF_FIELDS
 
-class DiffRow(NamedTuple):
-    """One page of one crawl as a diff reads it: ``key`` and ``url``, then :data:`COLUMNS`
-    (a store's row of them, named)."""
+if TYPE_CHECKING:
 
-    key: str
-    url: str
-    status: int | None
-    final_url: str | None
-    error_kind: str | None
-    indexable: int | None
-    canonical: str | None
-    title: str | None
-    h1: str | None
-    meta_description: str | None
-    word_count: int | None
-    body_hash: str | None
-    redirects: int | None
-    """The number of redirect hops."""
-    extracted: str | dict[str, Any] | None
-    """The custom extraction values: a JSON object (as stored), or a dict."""
-    etag: str | None
-    last_modified: str | None
-    size_bytes: int | None
+    class DiffRow(tuple[Any, ...]):
+        """One page of one crawl as a diff reads it: ``key`` and ``url``, then
+        :data:`COLUMNS` (a store's row of them, named)."""
 
+        def __new__(cls, *values: Any) -> DiffRow: ...
+        def __getattr__(self, name: str) -> Any: ...
 
-#: The columns a diff reads of each page (besides ``key`` and ``url``), in this order.
-COLUMNS: tuple[str, ...] = DiffRow._fields[2:]
+else:
+    DiffRow = namedtuple("DiffRow", ("key", "url", *COLUMNS))
 #: A store's row as a :class:`DiffRow` (``DiffRow._make`` without its Python-level call).
 _named = partial(tuple.__new__, DiffRow)
 #: A row's :data:`COLUMNS` (past ``key`` and ``url``).
@@ -137,7 +153,8 @@ class ChangeSet:
 
 def broken(row: DiffRow) -> bool:
     """A page that answers an error (HTTP 4xx/5xx, or no answer), robots.txt aside."""
-    status, error_kind = row.status, row.error_kind
+    status: int | None = row.status
+    error_kind: str | None = row.error_kind
     if error_kind in ("blocked_robots", "robots_unreachable", "redirect_out_of_scope"):
         return False
     return (status is not None and status >= 400) or (status is None and error_kind is not None)
@@ -183,17 +200,11 @@ def compare(a: DiffRow, b: DiffRow) -> Iterator[Change]:
         return  # another page answers now: its fields are not this URL's changes
     if a.indexable != b.indexable and a.indexable is not None and b.indexable is not None:
         yield Change(url, "noindex", "indexable", bool(a.indexable), bool(b.indexable))
-    if a.canonical != b.canonical:
-        yield Change(url, "canonical", "canonical", a.canonical, b.canonical)
-    if a.title != b.title:
-        yield Change(url, "title", "title", a.title, b.title)
-    if a.h1 != b.h1:
-        yield Change(url, "h1", "h1", a.h1, b.h1)
-    if a.meta_description != b.meta_description:
-        yield Change(
-            url, "meta-description", "meta_description", a.meta_description, b.meta_description
-        )
-    words_a, words_b = a.word_count, b.word_count
+    for kind, name in _BY_VALUE:
+        if (old := getattr(a, name)) != (new := getattr(b, name)):
+            yield Change(url, kind, name, old, new)
+    words_a: int | None = a.word_count
+    words_b: int | None = b.word_count
     if words_a is not None and words_b is not None:
         moved = abs(words_b - words_a)
         if moved >= WORD_MIN and moved > WORD_THRESHOLD * words_a:
@@ -204,7 +215,8 @@ def compare(a: DiffRow, b: DiffRow) -> Iterator[Change]:
             if values_a.get(name) != values_b.get(name):
                 yield Change(url, "extracted", f"x:{name}", values_a.get(name), values_b.get(name))
     # Hashes of two lengths come from two versions' algorithms: not comparable.
-    hash_a, hash_b = a.body_hash, b.body_hash
+    hash_a: str | None = a.body_hash
+    hash_b: str | None = b.body_hash
     if hash_a is not None and hash_b is not None:
         if hash_a != hash_b and len(hash_a) == len(hash_b):
             yield Change(url, "body", "body_hash", a.body_hash, b.body_hash)

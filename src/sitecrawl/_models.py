@@ -11,6 +11,8 @@ from typing import Any, TypeAlias
 
 from xxhash import xxh3_64_hexdigest
 
+from ._fields import ChangeKind, Column, FieldInfo, field_info, info, record_field
+
 #: One link of a page: (resolved absolute URL, text, ``rel`` attribute or None, kind). The kind
 #: is the element: ``a`` (text: the anchor text, whitespace collapsed), ``img`` (text: the
 #: ``alt``, None when absent), ``link`` (``<link href>``), ``script`` (``src``) or ``iframe``
@@ -57,36 +59,126 @@ class Page:
     ``[(lang, url), ...]``. ``extracted`` holds the custom extraction rules' values.
     """
 
-    url: str
-    final_url: str | None = None
-    status: int | None = None
+    url: str = field(metadata=info(course="page_url", report=Column("URL", "url", 0)))
+    final_url: str | None = record_field(
+        None,
+        diff=ChangeKind(
+            "redirect",
+            "warning",
+            40,
+            "Redirects moved",
+            "URLs redirecting elsewhere (where they lead is not compared).",
+            by_value=False,
+        ),
+    )
+    status: int | None = record_field(
+        None,
+        diff=ChangeKind(
+            "status", "error", 10, "Status changed", "Pages answering another HTTP status.", False
+        ),
+        report=Column("Status", "status", 1),
+    )
     content_type: str | None = None
-    depth: int = 0
-    title: str | None = None
-    h1: str | None = None
-    first_paragraph: str | None = None
-    meta_description: str | None = None
-    canonical: str | None = None
-    outgoing_links: list[str] = field(default_factory=list)
-    image_urls: list[str] = field(default_factory=list)
-    response_time_ms: float | None = None
-    size_bytes: int | None = None
-    error: str | None = None
-    error_kind: str | None = None
+    depth: int = record_field(0, report=Column("Depth", "num", 2))
+    title: str | None = record_field(
+        None,
+        parsed=True,
+        diff=ChangeKind("title", "info", 80, "Titles changed", "Pages with another title."),
+        rendered="title",
+        audit_text="title",
+        report=Column("Title", "text", 3),
+    )
+    h1: str | None = record_field(
+        None,
+        parsed=True,
+        diff=ChangeKind("h1", "info", 90, "H1 changed", "Pages with another first h1."),
+        rendered="h1",
+        audit_text="h1",
+        course="h1",
+    )
+    first_paragraph: str | None = record_field(None, parsed=True, course="first_paragraph")
+    meta_description: str | None = record_field(
+        None,
+        parsed=True,
+        diff=ChangeKind(
+            "meta-description",
+            "info",
+            100,
+            "Meta descriptions changed",
+            "Pages with another meta description.",
+        ),
+        rendered="meta_description",
+        audit_text="meta description",
+    )
+    canonical: str | None = record_field(
+        None,
+        parsed=True,
+        diff=ChangeKind(
+            "canonical", "warning", 60, "Canonical changed", "Pages naming another canonical URL."
+        ),
+        rendered="canonical",
+    )
+    outgoing_links: list[str] = record_field(factory=list, parsed=True, course="outgoing_link_urls")
+    image_urls: list[str] = record_field(factory=list, parsed=True, course="image_urls")
+    response_time_ms: float | None = record_field(None, report=Column("Time", "ms", 4))
+    size_bytes: int | None = record_field(None, diff=True, report=Column("Size", "bytes", 5))
+    error: str | None = record_field(None, report=Column("Error", "text", 8))
+    error_kind: str | None = record_field(
+        None,
+        diff=ChangeKind(
+            "blocked", "warning", 30, "Newly blocked", "Pages robots.txt blocks now.", False
+        ),
+    )
     location: str | None = None
     attempts: int = 0
-    redirects: list[tuple[str, int]] = field(default_factory=list)
+    redirects: list[tuple[str, int]] = record_field(factory=list, diff=True)
     in_sitemap: bool = False
-    indexable: bool | None = None
-    word_count: int | None = None
-    h2: list[str] = field(default_factory=list)
-    lang: str | None = None
-    hreflang: list[tuple[str, str]] = field(default_factory=list)
+    #: With ``--render``, compared as the ``<meta name="robots">`` it comes from.
+    indexable: bool | None = record_field(
+        None,
+        diff=ChangeKind(
+            "noindex",
+            "warning",
+            50,
+            "Indexability changed",
+            "Pages that became indexable, or stopped being so.",
+            by_value=False,
+        ),
+        rendered="robots",
+        rendered_from="robots_meta",
+        report=Column("Indexable", "bool", 7),
+    )
+    word_count: int | None = record_field(
+        None,
+        parsed=True,
+        diff=ChangeKind(
+            "word-count",
+            "info",
+            110,
+            "Word counts changed",
+            "Word counts moved by more than a fifth (and 10 words).",
+            by_value=False,
+        ),
+        report=Column("Words", "num", 6),
+    )
+    h2: list[str] = record_field(factory=list, parsed=True)
+    lang: str | None = record_field(None, parsed=True)
+    hreflang: list[tuple[str, str]] = record_field(factory=list, parsed=True)
     #: The response's ``ETag`` and ``Last-Modified`` (the next crawl's conditional request),
     #: and a hash of the body read (:func:`body_hash`): an unchanged body has the same.
-    etag: str | None = None
-    last_modified: str | None = None
-    body_hash: str | None = None
+    etag: str | None = record_field(None, diff=True)
+    last_modified: str | None = record_field(None, diff=True)
+    body_hash: str | None = record_field(
+        None,
+        diff=ChangeKind(
+            "body",
+            "info",
+            130,
+            "Bodies changed",
+            "Pages whose body is another one (another hash).",
+            by_value=False,
+        ),
+    )
     #: True when the server answered ``304 Not Modified`` to the conditional request of a
     #: later crawl: the record is the previous crawl's.
     revalidated: bool = False
@@ -116,17 +208,28 @@ class Page:
     js_links: list[str] = field(default_factory=list)
     html_values: dict[str, Any] = field(default_factory=dict)
     #: The custom extraction rules' values, rule name -> value (``--extract``; see
-    #: :mod:`._extraction`); empty without rules, or for a page that was not HTML.
-    extracted: dict[str, Any] = field(default_factory=dict)
+    #: :mod:`.parse._extraction`); empty without rules, or for a page that was not HTML.
+    extracted: dict[str, Any] = record_field(
+        factory=dict,
+        parsed=True,
+        diff=ChangeKind(
+            "extracted",
+            "info",
+            120,
+            "Extracted values changed",
+            "Custom extraction values (-x), a row per rule.",
+            by_value=False,
+        ),
+    )
     #: The ``<a>`` links to this page from the crawl's other pages (duplicates included) and
     #: the distinct pages with one: counted once the crawl has ended (``export``, the report,
     #: ``check``; :mod:`sitecrawl.audit._inlinks`), None in records written as pages arrive.
-    inlinks: int | None = None
-    unique_inlinks: int | None = None
+    inlinks: int | None = record_field(None, report=Column("Inlinks", "num", 9))
+    unique_inlinks: int | None = record_field(None, report=Column("Unique inlinks", "num", 10))
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.
-    links: list[Link] = field(default_factory=list, repr=False, metadata={"record": False})
+    links: list[Link] = record_field(factory=list, parsed=True, record=False)
 
     @property
     def ok(self) -> bool:
@@ -137,8 +240,40 @@ class Page:
         return dict(zip(PAGE_FIELDS, _record_values(self), strict=True))
 
 
+#: Each field of :class:`Page` and how the code treats it (:mod:`._fields`), in field order.
+FIELD_INFO: dict[str, FieldInfo] = {f.name: field_info(f) for f in fields(Page)}
 #: The fields of a page record, in output order (``links`` is not one of them).
-PAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Page) if f.metadata.get("record", True))
+PAGE_FIELDS: tuple[str, ...] = tuple(name for name, info in FIELD_INFO.items() if info.record)
+#: The fields the HTML parser fills: the subset of the record it answers with.
+PARSED_FIELDS: tuple[str, ...] = tuple(name for name, info in FIELD_INFO.items() if info.parsed)
+#: The fields ``sitecrawl diff`` reads of each page, in field order.
+DIFF_FIELDS: tuple[str, ...] = tuple(name for name, info in FIELD_INFO.items() if info.diff)
+#: Field -> the kind of change it makes, for the fields that make one.
+FIELD_CHANGES: dict[str, ChangeKind] = {
+    name: info.diff for name, info in FIELD_INFO.items() if isinstance(info.diff, ChangeKind)
+}
+#: The values compared between the raw HTML and the rendered DOM: the name ``js_changed``
+#: gives a difference -> the parsed value compared, in field order.
+RENDER_COMPARED: dict[str, str] = {
+    info.rendered: info.rendered_from or name
+    for name, info in FIELD_INFO.items()
+    if info.rendered is not None
+}
+#: The texts the audit checks for missing and duplicate values -> their label, in field order.
+AUDIT_TEXTS: dict[str, str] = {
+    name: info.audit_text for name, info in FIELD_INFO.items() if info.audit_text is not None
+}
+#: The report's "All pages" columns: ``(field, column)``, in the columns' order.
+REPORT_COLUMNS: tuple[tuple[str, Column], ...] = tuple(
+    sorted(
+        ((name, info.report) for name, info in FIELD_INFO.items() if info.report is not None),
+        key=lambda item: item[1].at,
+    )
+)
+#: The course's CSV columns: heading -> field, in field order.
+COURSE_COLUMNS: dict[str, str] = {
+    info.course: name for name, info in FIELD_INFO.items() if info.course is not None
+}
 #: A page's record values in :data:`PAGE_FIELDS` order, read in one C call.
 _record_values = attrgetter(*PAGE_FIELDS)
 

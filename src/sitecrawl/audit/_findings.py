@@ -13,14 +13,17 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from .._exceptions import RedirectOutOfScope
+from .._models import AUDIT_TEXTS
 from .._urls import url_key
 from ._rows import Hop, ImageRow, LinkKind, LinkRow, LinkSource, PageRow, is_html, succeeded
 
-TextField: TypeAlias = Literal["title", "h1", "meta_description"]
-TEXT_FIELDS: tuple[TextField, ...] = ("title", "h1", "meta_description")
+#: A record field the audit checks for missing and duplicate texts.
+TextField: TypeAlias = str
+#: Those fields (marked ``audit_text`` on :class:`~sitecrawl.Page`), in field order.
+TEXT_FIELDS: tuple[TextField, ...] = tuple(AUDIT_TEXTS)
 
 DEFAULT_SLOW_MS = 1000.0
 DEFAULT_SLOW_LIMIT = 100

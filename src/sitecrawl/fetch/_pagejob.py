@@ -48,9 +48,6 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
 BLOCKED = "blocked by robots.txt"
-#: What the parser's result gives the page record: every :class:`Extracted` field the record
-#: has too, by name (the rest, ``follow_links`` and ``robots_meta``, only steer the crawl).
-EXTRACTED_FIELDS = tuple(name for name in Extracted.__slots__ if name in Page.__slots__)
 #: ``(body, charset, url) -> Extracted``: decoding and parsing, wherever they run.
 ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
 #: ``url -> None``, awaited before a hop is requested; raises :class:`FetchError` to refuse it.
@@ -330,8 +327,8 @@ class PageJob:
             return []
         if self.render is not None:
             data = await self.render(page, response, data)
-        for name in EXTRACTED_FIELDS:
-            setattr(page, name, getattr(data, name))
+        for name, value in data.fields.items():  # the record's fields the parser filled
+            setattr(page, name, value)
         if data.unconverted:
             self.unconverted.update(data.unconverted)
         directives = page_directives(data.robots_meta, response.robots_tag, self._token)
@@ -342,5 +339,6 @@ class PageJob:
         if directives.nofollow:
             return []
         if self._config.politeness.follow_nofollow:
-            return data.outgoing_links
+            every: list[str] = data.fields["outgoing_links"]
+            return every
         return data.follow_links

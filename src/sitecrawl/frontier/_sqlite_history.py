@@ -12,8 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._models import Page
-from .._pagecodec import decode
+from .._pagecodec import COLUMN_TYPES, decode
 from ._sqlite_schema import PAGE_COLUMNS, SCHEMA_VERSION, legacy_error, now, read_meta
+
+#: How the codec stores a list: a diff reads such a column as its length.
+_LISTS = ("list", "tuples")
 
 #: A crawl's pages in ``key`` order (for a merge of two crawls): the current crawl's, or one
 #: kept in ``history`` (``WHERE crawl = ?``).
@@ -95,9 +98,9 @@ def diff_rows(
     conn: sqlite3.Connection, crawl: int | None, columns: tuple[str, ...]
 ) -> Iterator[tuple[Any, ...]]:
     """``(key, url, *columns)`` of every page of crawl ``crawl`` (None: the current one) in
-    key order, ``redirects`` as its number of hops: what a diff reads, without the links."""
+    key order, a list (``redirects``) as its length: what a diff reads, without the links."""
     picked = ", ".join(
-        f"json_array_length({{0}}{name})" if name == "redirects" else f"{{0}}{name}"
+        f"json_array_length({{0}}{name})" if COLUMN_TYPES[name] in _LISTS else f"{{0}}{name}"
         for name in columns
     )
     if crawl is None:

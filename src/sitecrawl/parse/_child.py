@@ -11,8 +11,9 @@ run on every page. (Not its command line: rules of more than 128 KiB passed the 
 limit on one argument.) Then each
 job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url)`` and
 the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
-``None`` once, when the child is ready; then, for each job in order, a tuple of the
-:class:`Extracted` fields, or ``[url, message]`` when the page could not be parsed.
+``None`` once, when the child is ready; then, for each job in order, the tuple of the
+:class:`Extracted` attributes (the record's fields, a dict, first), or ``[url, message]`` when
+the page could not be parsed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import marshal
 import os
 import struct
 import sys
-from dataclasses import fields
 from typing import BinaryIO
 
 from .._exceptions import ParseError
@@ -44,7 +44,6 @@ from ._markup import markup_reason
 LENGTH = struct.Struct("!I")
 #: A job's header: the sizes of its marshalled ``(charset, url)`` and of its body.
 JOB = struct.Struct("!II")
-FIELDS = tuple(f.name for f in fields(Extracted))
 _joins = JoinCache()  # one per process
 
 
@@ -130,9 +129,11 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc)])
         else:
-            # Shallow on purpose: dataclasses.astuple deep-copies every list, which cost more
-            # than the parse itself.
-            answer = marshal.dumps(tuple(getattr(data, name) for name in FIELDS))
+            # Shallow on purpose: dataclasses.astuple deep-copies every list and dict, which
+            # cost more than the parse itself.
+            answer = marshal.dumps(
+                (data.fields, data.follow_links, data.robots_meta, data.unconverted)
+            )
         _write(stdout, answer)
 
 

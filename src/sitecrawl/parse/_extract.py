@@ -25,33 +25,27 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Extracted:
-    """Everything read from one HTML document."""
+    """Everything read from one HTML document: ``fields``, the record's fields the parser
+    fills by name (the :class:`~sitecrawl.Page` subset marked ``parsed``:
+    :data:`~sitecrawl._models.PARSED_FIELDS`; each also reads as an attribute,
+    ``data.title``), and what only steers the crawl. It crosses the parser processes'
+    ``marshal`` pipe as the tuple of its four attributes."""
 
-    title: str | None = None
-    h1: str | None = None
-    first_paragraph: str | None = None
-    meta_description: str | None = None
-    canonical: str | None = None
-    outgoing_links: list[str] = field(default_factory=list)
-    image_urls: list[str] = field(default_factory=list)
+    fields: dict[str, Any]
     #: ``outgoing_links`` minus those only ever linked with ``rel="nofollow"``.
     follow_links: list[str] = field(default_factory=list)
     #: The ``content`` of ``<meta name="robots">`` (``noindex``, ``nofollow``, ...).
     robots_meta: str | None = None
-    #: Every link as (url, text, rel, kind), duplicates included (see :data:`~._models.Link`);
-    #: its ``a`` URLs, first occurrence of each, are ``outgoing_links``. Filled with
-    #: ``link_details``.
-    links: list[Link] = field(default_factory=list)
-    h2: list[str] = field(default_factory=list)
-    #: ``<html lang>``.
-    lang: str | None = None
-    #: ``<link rel="alternate" hreflang>`` as ``(lang, url)`` pairs.
-    hreflang: list[tuple[str, str]] = field(default_factory=list)
-    word_count: int | None = None
-    #: The custom extraction rules' values (:mod:`._extraction`), rule name -> value.
-    extracted: dict[str, Any] = field(default_factory=dict)
-    #: The rules whose value could not be converted to their type.
+    #: The custom extraction rules whose value could not be converted to their type.
     unconverted: list[str] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:
+        """A record field the parser filled, by name: ``data.title`` is
+        ``data.fields["title"]``. (Only names that are not attributes get here.)"""
+        try:
+            return object.__getattribute__(self, "fields")[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 def _text(node: LexborNode | None) -> str | None:
@@ -98,34 +92,36 @@ def parse_html(
     srcs, alts = _images(tree)
     image_urls = _join_each(joins, base, srcs)
     root = tree.root
-    data = Extracted(
-        title=_text(head.title or _first(tree, "title")),
-        h1=_text(_first(tree, "h1")),
-        first_paragraph=_text(_first_paragraph(tree)),
-        meta_description=head.description,
-        canonical=_join_each(joins, base, [canonical])[0] if canonical else None,
-        outgoing_links=outgoing_links,
-        image_urls=_distinct(image_urls),
-        follow_links=follow_links,
-        robots_meta=head.robots,
-        lang=_attr(root, "lang") if root is not None else None,
-        h2=_inner_texts(tree.tags("h2")),
-        hreflang=_hreflang(joins, base, head.hreflang),
-    )
+    # Page's fields marked ``parsed``, by name (a test holds the two to the same names).
+    fields: dict[str, Any] = {
+        "title": _text(head.title or _first(tree, "title")),
+        "h1": _text(_first(tree, "h1")),
+        "first_paragraph": _text(_first_paragraph(tree)),
+        "meta_description": head.description,
+        "canonical": _join_each(joins, base, [canonical])[0] if canonical else None,
+        "outgoing_links": outgoing_links,
+        "image_urls": _distinct(image_urls),
+        "word_count": None,
+        "h2": _inner_texts(tree.tags("h2")),
+        "lang": _attr(root, "lang") if root is not None else None,
+        "hreflang": _hreflang(joins, base, head.hreflang),
+        "extracted": {},
+        "links": [],
+    }
+    data = Extracted(fields, follow_links, head.robots)
     if link_details:
-        data.links = [
+        links: list[Link] = [
             (url, text, rel.strip() if rel else None, "a")
             for url, text, rel in zip(urls, _inner_texts(nodes), rels, strict=True)
             if url is not None
         ]
-        data.links += [
-            (url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url
-        ]
-        data.links += _resource_links(tree, base, joins)
+        links += [(url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url]
+        links += _resource_links(tree, base, joins)
+        fields["links"] = links
     if extraction:  # before the word count, which strips scripts (JSON-LD) from the tree
         found = extraction.run(tree, html, page_url)
-        data.extracted, data.unconverted = found.values, found.unconverted
-    data.word_count = _word_count(tree)  # last: it strips scripts and styles from the tree
+        fields["extracted"], data.unconverted = found.values, found.unconverted
+    fields["word_count"] = _word_count(tree)  # last: it strips scripts and styles from the tree
     return data
 
 
@@ -319,12 +315,14 @@ def get_first_paragraph_from_html(html: str) -> str:
 
 def get_urls_from_html(html: str, base_url: str) -> list[str]:
     """Absolute http(s) URLs of the document's ``<a href>`` links, in document order."""
-    return parse_html(html, base_url).outgoing_links
+    links: list[str] = parse_html(html, base_url).fields["outgoing_links"]
+    return links
 
 
 def get_images_from_html(html: str, base_url: str) -> list[str]:
     """Absolute URLs of the document's ``<img src>`` images, in document order."""
-    return parse_html(html, base_url).image_urls
+    images: list[str] = parse_html(html, base_url).fields["image_urls"]
+    return images
 
 
 def extract_page_data(

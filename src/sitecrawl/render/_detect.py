@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .._models import RENDER_COMPARED
+
 if TYPE_CHECKING:
     from ..parse import Extracted
 
@@ -188,14 +190,9 @@ class AutoPolicy:
         return signal, template
 
 
-#: The fields compared between the raw HTML and the rendered DOM, page field -> Extracted's.
-COMPARED = {
-    "title": "title",
-    "h1": "h1",
-    "meta_description": "meta_description",
-    "canonical": "canonical",
-    "robots": "robots_meta",
-}
+#: The values compared between the raw HTML and the rendered DOM: the name ``js_changed``
+#: gives a difference -> the parsed value (the record's fields marked ``rendered``).
+COMPARED = RENDER_COMPARED
 
 
 def changes(raw: Extracted, rendered: Extracted) -> tuple[list[str], list[str], dict[str, Any]]:

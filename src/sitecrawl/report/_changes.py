@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .._diff import KINDS
+from .._diff import CHANGE_KINDS, KINDS
 from ._html import NOSCRIPT, card, contents, document, section
 from ._table import MAX_LIST, ColumnType, Table, cell_list, cell_text
 
@@ -22,28 +22,10 @@ if TYPE_CHECKING:
 #: Rows each kind's table embeds; the rest are counted and left to ``sitecrawl diff -o``.
 MAX_CHANGE_ROWS = 10_000
 
-#: Each kind's table: its title and what a row says.
+#: Each kind's table: its title and what a row says (declared with the kind:
+#: :data:`~sitecrawl._diff.CHANGE_KINDS`).
 TITLES: dict[str, tuple[str, str]] = {
-    "new-broken": ("New broken links", "URLs answering an error now, and the pages linking there."),
-    "status": ("Status changed", "Pages answering another HTTP status."),
-    "removed": ("Pages gone", "Pages of the earlier crawl this crawl did not reach."),
-    "blocked": ("Newly blocked", "Pages robots.txt blocks now."),
-    "redirect": (
-        "Redirects moved",
-        "URLs redirecting elsewhere (where they lead is not compared).",
-    ),
-    "noindex": (
-        "Indexability changed",
-        "Pages that became indexable, or stopped being so.",
-    ),
-    "canonical": ("Canonical changed", "Pages naming another canonical URL."),
-    "added": ("New pages", "Pages this crawl reached and the earlier one did not."),
-    "title": ("Titles changed", "Pages with another title."),
-    "h1": ("H1 changed", "Pages with another first h1."),
-    "meta-description": ("Meta descriptions changed", "Pages with another meta description."),
-    "word-count": ("Word counts changed", "Word counts moved by more than a fifth (and 10 words)."),
-    "extracted": ("Extracted values changed", "Custom extraction values (-x), a row per rule."),
-    "body": ("Bodies changed", "Pages whose body is another one (another hash)."),
+    kind.name: (kind.title, kind.description) for kind in CHANGE_KINDS
 }
 _TONES = {"error": "bad", "warning": "warn", "info": ""}
 

@@ -14,17 +14,21 @@ as everywhere: distinct pages (each listed once, with its first link's text), li
 
 from __future__ import annotations
 
-from typing import Any
+from operator import attrgetter
+from typing import Any, cast
 
+from .._models import AUDIT_TEXTS, REPORT_COLUMNS
 from ..audit import TEXT_FIELDS, Audit, Referrer, TextField
 from ._data import ReportData
-from ._table import MAX_LIST, MAX_ROWS, Table, cell_list
+from ._table import MAX_LIST, MAX_ROWS, ColumnType, Table, cell_list
 
-FIELD_LABELS: dict[TextField, str] = {
-    "title": "title",
-    "h1": "h1",
-    "meta_description": "meta description",
-}
+#: Each text field the audit checks -> its label (``audit_text`` on the record's field).
+FIELD_LABELS: dict[TextField, str] = AUDIT_TEXTS
+#: The "All pages" table's columns: the record's fields with a ``report`` column.
+PAGE_COLUMNS: tuple[tuple[str, ColumnType], ...] = tuple(
+    (column.heading, cast(ColumnType, column.type)) for _, column in REPORT_COLUMNS
+)
+_page_values = attrgetter(*(name for name, _ in REPORT_COLUMNS))
 
 
 def _refs(referrers: tuple[Referrer, ...], pages: int) -> list[Any] | dict[str, Any]:
@@ -154,35 +158,8 @@ def build_tables(data: ReportData, found: Audit, *, max_rows: int = MAX_ROWS) ->
             "pages",
             "All pages",
             "Every crawled URL, failures included.",
-            (
-                ("URL", "url"),
-                ("Status", "status"),
-                ("Depth", "num"),
-                ("Title", "text"),
-                ("Time", "ms"),
-                ("Size", "bytes"),
-                ("Words", "num"),
-                ("Indexable", "bool"),
-                ("Error", "text"),
-                ("Inlinks", "num"),
-                ("Unique inlinks", "num"),
-            ),
-            [
-                [
-                    p.url,
-                    p.status,
-                    p.depth,
-                    p.title,
-                    p.response_time_ms,
-                    p.size_bytes,
-                    p.word_count,
-                    p.indexable,
-                    p.error,
-                    p.inlinks,
-                    p.unique_inlinks,
-                ]
-                for p in data.pages
-            ],
+            PAGE_COLUMNS,
+            [list(_page_values(p)) for p in data.pages],
             is_issue=False,
         ),
         Table(

@@ -28,17 +28,13 @@ from typing import IO, Any
 
 from .._exceptions import ConfigError
 from .._json import dump_line, dumps
+from .._models import COURSE_COLUMNS as PAGE_COURSE_COLUMNS
 from ._atomic import Replacement, located
 from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
-#: The course's report columns, then every other page field in record order (CSV only).
-COURSE_COLUMNS = {
-    "page_url": "url",
-    "h1": "h1",
-    "first_paragraph": "first_paragraph",
-    "outgoing_link_urls": "outgoing_links",
-    "image_urls": "image_urls",
-}
+#: The course's report columns (heading -> field: the record's fields marked ``course``), then
+#: every other page field in record order (CSV only).
+COURSE_COLUMNS = PAGE_COURSE_COLUMNS
 CSV_COLUMNS: tuple[str, ...] = (
     *COURSE_COLUMNS,
     *(name for name in PAGES.names if name not in COURSE_COLUMNS.values()),
