@@ -11,7 +11,6 @@ from ._findings import NAVIGATION_KINDS as NAVIGATION_KINDS
 from ._findings import TEXT_FIELDS as TEXT_FIELDS
 from ._findings import Audit as Audit
 from ._findings import Referrer as Referrer
-from ._findings import TextField as TextField
 from ._findings import audit as audit
 from ._findings import is_broken as is_broken
 from ._findings import page_key as page_key
@@ -29,7 +28,7 @@ from ._site import InternalTest as InternalTest
 from ._site import js_added as js_added
 from ._site import link_kind as link_kind
 from ._site import link_row as link_row
-from ._site import link_source as link_source
+from ._site import links_of as links_of
 from ._site import links_source as links_source
 from ._site import site_rows as site_rows
 from ._targets import page_links as page_links

@@ -13,17 +13,15 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TypeAlias
 
 from .._exceptions import RedirectOutOfScope
 from .._models import AUDIT_TEXTS
 from .._urls import url_key
 from ._rows import Hop, ImageRow, LinkKind, LinkRow, LinkSource, PageRow, is_html, succeeded
 
-#: A record field the audit checks for missing and duplicate texts.
-TextField: TypeAlias = str
-#: Those fields (marked ``audit_text`` on :class:`~sitecrawl.Page`), in field order.
-TEXT_FIELDS: tuple[TextField, ...] = tuple(AUDIT_TEXTS)
+#: The record's fields the audit checks for missing and duplicate texts (those marked
+#: ``audit_text`` on :class:`~sitecrawl.Page`: title, h1, meta description), in field order.
+TEXT_FIELDS: tuple[str, ...] = tuple(AUDIT_TEXTS)
 
 DEFAULT_SLOW_MS = 1000.0
 DEFAULT_SLOW_LIMIT = 100
@@ -81,7 +79,7 @@ class RedirectChain:
 class DuplicateGroup:
     """Pages sharing one title, h1 or meta description (whitespace collapsed)."""
 
-    field: TextField
+    field: str
     value: str
     urls: tuple[str, ...]
 
@@ -111,8 +109,8 @@ class Audit:
 
     broken_links: tuple[BrokenLink, ...] = ()
     redirect_chains: tuple[RedirectChain, ...] = ()
-    missing: Mapping[TextField, tuple[str, ...]] = field(default_factory=dict)
-    duplicates: Mapping[TextField, tuple[DuplicateGroup, ...]] = field(default_factory=dict)
+    missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    duplicates: Mapping[str, tuple[DuplicateGroup, ...]] = field(default_factory=dict)
     slow_pages: tuple[SlowPage, ...] = ()
     slow_threshold_ms: float = DEFAULT_SLOW_MS
     non_indexable: tuple[NonIndexablePage, ...] = ()
@@ -269,7 +267,7 @@ def _checked_text(pages: tuple[PageRow, ...]) -> list[PageRow]:
     return direct
 
 
-def _missing(checked: list[PageRow], name: TextField) -> tuple[str, ...]:
+def _missing(checked: list[PageRow], name: str) -> tuple[str, ...]:
     return tuple(
         sorted(
             page.url for page in checked if not (value := getattr(page, name)) or not value.strip()
@@ -277,7 +275,7 @@ def _missing(checked: list[PageRow], name: TextField) -> tuple[str, ...]:
     )
 
 
-def _duplicates(checked: list[PageRow], name: TextField) -> tuple[DuplicateGroup, ...]:
+def _duplicates(checked: list[PageRow], name: str) -> tuple[DuplicateGroup, ...]:
     groups: defaultdict[str, list[str]] = defaultdict(list)
     for page in checked:
         value = getattr(page, name)

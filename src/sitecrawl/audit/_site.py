@@ -4,7 +4,7 @@ the audit's typed rows (:func:`site_rows`) for ``sitecrawl check`` and the HTML 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Container, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -45,20 +45,35 @@ def links_source(page: Page, crawled: Container[str]) -> str | None:
     return page.url
 
 
+def links_of(page: Page, crawled: Container[str]) -> Iterator[tuple[str, int, Link, LinkSource]]:
+    """A page's links as every table counts them (the export's links and images, the
+    audit's, the report's): ``(source_url, position, link, source)`` for each of
+    ``page.links`` (duplicates included; ``position``: its index among them). They count from
+    :func:`links_source` (none when that is None: a page that redirected to a page crawled at
+    its own URL); ``source`` is ``js`` for an ``a`` link JavaScript added, else ``html``.
+    ``crawled`` holds the :func:`page_key` of every crawled page."""
+    source_url = links_source(page, crawled)
+    if source_url is None or not page.links:
+        return
+    added_by_js = js_added(page)
+    for position, link in enumerate(page.links):
+        url, _, _, kind = link
+        yield source_url, position, link, "js" if kind == "a" and url in added_by_js else "html"
+
+
 def link_row(
-    source: str,
+    source_url: str,
     link: Link,
     internal: InternalTest,
-    added_by_js: Collection[str],
+    source: LinkSource,
     checked: Target | None = None,
 ) -> LinkRow:
-    """The audit's row of one of a page's links, counted from ``source``
-    (:func:`links_source`); ``checked`` is the target's ``(status, error, error_kind)`` when
-    it was checked apart from the crawl."""
+    """The audit's row of one of a page's links, from :func:`links_of`; ``checked`` is the
+    target's ``(status, error, error_kind)`` when it was checked apart from the crawl."""
     url, text, rel, kind = link
     status, error, error_kind = checked if checked is not None else (None, None, None)
     return LinkRow(
-        source_url=source,
+        source_url=source_url,
         target_url=url,
         anchor_text=text,
         rel=rel,
@@ -67,18 +82,13 @@ def link_row(
         status=status,
         error=error,
         error_kind=error_kind,
-        source=link_source(url, kind, added_by_js),
+        source=source,
     )
 
 
 def js_added(page: Page) -> Collection[str]:
     """The targets of the ``a`` links JavaScript added to a page (none unless rendered)."""
     return set(page.js_links) if page.rendered and page.js_links else ()
-
-
-def link_source(url: str, kind: str, added_by_js: Collection[str]) -> LinkSource:
-    """A link's ``source``: ``js`` for an ``a`` link JavaScript added, else ``html``."""
-    return "js" if kind == "a" and url in added_by_js else "html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,16 +117,12 @@ def site_rows(
     links: list[LinkRow] = []
     images: list[ImageRow] = []
     for page in pages:
-        source = links_source(page, crawled)
-        if source is None:
-            continue
-        added_by_js = js_added(page)
-        for link in page.links:
+        for source_url, _, link, source in links_of(page, crawled):
             url, text, _, kind = link
             checked = target_status(url) if target_status is not None else None
-            links.append(link_row(source, link, internal, added_by_js, checked))
+            links.append(link_row(source_url, link, internal, source, checked))
             if kind == "img":
-                images.append(ImageRow(page_url=source, src=url, alt=text))
+                images.append(ImageRow(page_url=source_url, src=url, alt=text))
     return SiteRows(
         pages=tuple(pages),
         links=tuple(links),

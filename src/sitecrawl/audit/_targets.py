@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from .._models import Page
 from ._findings import Referrer, page_key
 from ._rows import LINK_KINDS, LinkKind
+from ._site import links_source
 
 #: Referring pages a target keeps by name (the rest are counted).
 SHOWN = 5
@@ -66,10 +67,7 @@ def page_links(pages: Sequence[Page], crawled: Mapping[str, Page]) -> Iterator[t
     that redirected counts from where it ended, and not at all (``""``) when that page was
     crawled at its own URL (as :func:`~sitecrawl.audit.site_rows`)."""
     for page in pages:
-        source = page.url
-        if page.redirects and page.final_url:
-            source = "" if page_key(page.final_url) in crawled else page.final_url
-        yield source, page
+        yield links_source(page, crawled) or "", page
 
 
 def tally_targets(

@@ -20,9 +20,8 @@ from ..audit import (
     InternalTest,
     LinkRow,
     is_broken,
-    js_added,
     link_row,
-    links_source,
+    links_of,
     page_key,
 )
 from ..frontier import PageStore
@@ -57,21 +56,16 @@ async def store_report_data(store: PageStore) -> ReportData:
     links: list[LinkRow] = []
     images: list[ImageRow] = []
     async for page in store.read_pages():
-        source = links_source(page, crawled)
-        if source is None:
-            continue
-        source_key = page_key(source)
-        added_by_js = js_added(page)
-        for link in page.links:
+        for source_url, _, link, source in links_of(page, crawled):
             url, text, _, kind = link
             if kind == "img":
-                images.append(ImageRow(page_url=source, src=url, alt=text))
+                images.append(ImageRow(page_url=source_url, src=url, alt=text))
             key = page_key(url)
             if key not in wanted:
-                if key in linked or kind not in NAVIGATION_KINDS or key == source_key:
+                if key in linked or kind not in NAVIGATION_KINDS or key == page_key(source_url):
                     continue
                 linked.add(key)
-            links.append(link_row(source, link, internal, added_by_js))
+            links.append(link_row(source_url, link, internal, source))
     return ReportData.build(
         base_url=store.base_url,
         pages=pages,

@@ -18,12 +18,12 @@ from operator import attrgetter
 from typing import Any, cast
 
 from .._models import AUDIT_TEXTS, REPORT_COLUMNS
-from ..audit import TEXT_FIELDS, Audit, Referrer, TextField
+from ..audit import TEXT_FIELDS, Audit, Referrer
 from ._data import ReportData
 from ._table import MAX_LIST, MAX_ROWS, ColumnType, Table, cell_list
 
 #: Each text field the audit checks -> its label (``audit_text`` on the record's field).
-FIELD_LABELS: dict[TextField, str] = AUDIT_TEXTS
+FIELD_LABELS: dict[str, str] = AUDIT_TEXTS
 #: The "All pages" table's columns: the record's fields with a ``report`` column.
 PAGE_COLUMNS: tuple[tuple[str, ColumnType], ...] = tuple(
     (column.heading, cast(ColumnType, column.type)) for _, column in REPORT_COLUMNS

@@ -9,6 +9,10 @@ writes the same schema) and rows as dicts, generated from :class:`~sitecrawl.Pag
                target_url, anchor_text (an image's alt), rel, kind (a, img, link, script,
                iframe), internal, the target's status and error when it was crawled, and
                source: ``js`` for an ``a`` link JavaScript added (``--render``), else ``html``
+
+A page's links and images count from where it ended, as the audit's and the report's do
+(:func:`sitecrawl.audit.links_of`): ``source_url`` (``page_url``) is the URL a redirect led to,
+and a URL that redirected to a page crawled at its own URL gives none (that page gives them).
     redirects  one row per redirect hop: url (as requested), hop (1, 2, ...), hop_url,
                status (3xx), final_url and final_status (where the chain ended)
     images     one row per ``<img src>``: page_url, src, alt (None when absent)
@@ -29,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._models import PAGE_FIELDS, Page
 from .._pagecodec import COLUMN_TYPES, TUPLE_TYPES
-from ..audit import Inlinks, InternalTest, js_added, link_source, page_key
+from ..audit import Inlinks, InternalTest, links_of, page_key
 
 if TYPE_CHECKING:
     from ..frontier import PageStore
@@ -144,7 +148,7 @@ async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
     each page's ``inlinks``: :class:`~sitecrawl.audit._inlinks.Inlinks`)."""
     targets: dict[str, Target] = {}
     inlinks = Inlinks() if table.name == PAGES.name else None
-    if table is LINKS or inlinks is not None:
+    if table is LINKS or table is IMAGES or inlinks is not None:
         async for page in store.read_pages():
             if inlinks is not None:
                 inlinks.add(page)
@@ -176,15 +180,14 @@ def _rows(
                 "final_status": page.status,
             }
     elif table is IMAGES:
-        for url, text, _, kind in page.links:
+        for source_url, _, (url, text, _, kind), _ in links_of(page, targets):
             if kind == "img":
-                yield {"page_url": page.url, "src": url, "alt": text}
+                yield {"page_url": source_url, "src": url, "alt": text}
     else:
-        added_by_js = js_added(page)
-        for position, (url, text, rel, kind) in enumerate(page.links):
+        for source_url, position, (url, text, rel, kind), source in links_of(page, targets):
             target_status, target_error, target_kind = targets.get(page_key(url), _UNKNOWN)
             yield {
-                "source_url": page.url,
+                "source_url": source_url,
                 "position": position,
                 "target_url": url,
                 "anchor_text": text,
@@ -194,7 +197,7 @@ def _rows(
                 "target_status": target_status,
                 "target_error": target_error,
                 "target_error_kind": target_kind,
-                "source": link_source(url, kind, added_by_js),
+                "source": source,
             }
 
 
