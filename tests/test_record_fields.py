@@ -5,7 +5,9 @@ change tables and page columns, the CSV's course columns and the parser's answer
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import json
 import typing
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from aiohttp import web
 
 from conftest import ServeFn
 from sitecrawl import Page, crawl_site_async
+from sitecrawl._cli import main
 from sitecrawl._diff import CHANGE_KINDS, COLUMNS, KINDS, URL_CHANGES, DiffRow, compare
 from sitecrawl._fields import SEVERITIES, ChangeKind
 from sitecrawl._models import (
@@ -221,3 +224,41 @@ async def test_export_audit_and_report_count_a_pages_links_alike(
     assert export_images == {(i.page_url, i.src, i.alt) for i in rows.images}
     assert export_images == {(i.page_url, i.src, i.alt) for i in report.images}
     assert export_images == {(s + "/new", s + "/n.png", "n"), (s + "/landing", s + "/l.png", "l")}
+
+
+def og_app(version: dict[str, int]) -> web.Application:
+    """A page whose ``og:title`` changes with ``version``, beside its title that does not."""
+
+    async def home(request: web.Request) -> web.Response:
+        og = f'<meta property="OG:title" content=" Shared v{version["v"]} ">'
+        body = f'<head><title>Home</title>{og}<meta property="og:title" content="second">'
+        return web.Response(text=body + "</head><p>Same words</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", home)
+    return app
+
+
+def test_og_title_is_extracted_exported_and_diffed(serve: ServeFn, tmp_path: Path) -> None:
+    """A field declared on the record with its extraction (``og_title``): crawled, in every
+    output, stored, and another value is an ``og-title`` change (info) in the diff."""
+    assert parse_html("<title>T</title>", U).fields["og_title"] is None
+    version = {"v": 1}
+    server = serve(og_app(version))
+    state, out = str(tmp_path / "s.db"), tmp_path / "pages.jsonl"
+    crawl = ["crawl", server.url + "/", "--state", state, "-q"]
+    assert main([*crawl, "-o", str(out), "-o", str(tmp_path / "pages.csv")]) == 0
+    (record,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert (record["title"], record["og_title"]) == ("Home", "Shared v1")
+    with (tmp_path / "pages.csv").open(encoding="utf-8", newline="") as handle:
+        assert [row["og_title"] for row in csv.DictReader(handle)] == ["Shared v1"]
+    version["v"] = 2
+    assert main(crawl) == 0
+    changes_out = tmp_path / "changes.jsonl"
+    assert main(["diff", state, "-q", "-o", str(changes_out)]) == 0  # info fails nothing
+    rows = [json.loads(line) for line in changes_out.read_text(encoding="utf-8").splitlines()]
+    og = [row for row in rows if row["kind"] == "og-title"]
+    assert [(r["field"], r["old"], r["new"], r["severity"]) for r in og] == [
+        ("og_title", "Shared v1", "Shared v2", "info")
+    ]
+    assert main(["diff", state, "-q", "--fail-on", "og-title"]) == 1

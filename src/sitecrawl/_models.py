@@ -164,6 +164,14 @@ class Page:
     h2: list[str] = record_field(factory=list, parsed=True)
     lang: str | None = record_field(None, parsed=True)
     hreflang: list[tuple[str, str]] = record_field(factory=list, parsed=True)
+    #: ``<meta property="og:title">``: the title a link to the page shows when shared.
+    og_title: str | None = record_field(
+        None,
+        parsed=True,
+        diff=ChangeKind(
+            "og-title", "info", 105, "Open Graph titles changed", "Pages with another og:title."
+        ),
+    )
     #: The response's ``ETag`` and ``Last-Modified`` (the next crawl's conditional request),
     #: and a hash of the body read (:func:`body_hash`): an unchanged body has the same.
     etag: str | None = record_field(None, diff=True)

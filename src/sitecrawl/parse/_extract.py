@@ -105,6 +105,7 @@ def parse_html(
         "h2": _inner_texts(tree.tags("h2")),
         "lang": _attr(root, "lang") if root is not None else None,
         "hreflang": _hreflang(joins, base, head.hreflang),
+        "og_title": head.og_title,
         "extracted": {},
         "links": [],
     }
@@ -206,14 +207,15 @@ def _resource_links(tree: LexborHTMLParser, base: str, joins: JoinCache | None) 
 @dataclass(slots=True)
 class _Head:
     """What a crawler reads from ``<head>``: the first ``<title>``, ``<base href>``,
-    canonical link, description and robots meta (values stripped, None when absent or
-    empty), and every ``<link rel="alternate" hreflang href>`` as ``(lang, raw href)``."""
+    canonical link, description, robots and ``og:title`` meta (values stripped, None when
+    absent or empty), and every ``<link rel="alternate" hreflang href>`` as ``(lang, raw href)``."""
 
     title: LexborNode | None = None
     base: str | None = None
     canonical: str | None = None
     description: str | None = None
     robots: str | None = None
+    og_title: str | None = None
     hreflang: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
@@ -221,7 +223,8 @@ class _Head:
         """One walk over the head's elements. (It replaces five CSS queries, which cost more:
         selectolax compiles a selector on every call.) The first match of each
         field wins, as ``css_first`` would: ``[href]``, ``rel~="canonical" i``,
-        ``meta[name="description" i]``, ``meta[name="robots" i]``."""
+        ``meta[name="description" i]``, ``meta[name="robots" i]``,
+        ``meta[property="og:title" i]``."""
         found = cls()
         if head is None:
             return found
@@ -244,6 +247,11 @@ class _Head:
                 attributes = node.attributes
                 name = attributes.get("name")
                 if name is None:
+                    prop = attributes.get("property")
+                    if prop and prop.lower() == "og:title" and "og:title" not in seen:
+                        seen.add("og:title")
+                        content = attributes.get("content")
+                        found.og_title = (content.strip() or None) if content else None
                     continue
                 name = name.lower()
                 if name in ("description", "robots") and name not in seen:
