@@ -63,6 +63,7 @@ FULL = Page(
     h2=["One", "Two"],
     lang="fr",
     hreflang=[("de", B + "/de/")],
+    og_title="Shared",
     etag='"v1"',
     last_modified="Tue, 01 Dec 2026 10:00:00 GMT",
     body_hash="0" * 32,
