@@ -43,7 +43,7 @@ from .._exceptions import (
 )
 from .._urls import split_host
 from ..control import CrawlScope
-from ..fetch import BLOCKED, FetchStack, FollowPolicy, RedirectTrail, Response
+from ..fetch import FetchStack, FollowPolicy, RedirectTrail, Response
 
 HEAD_REFUSED = frozenset({405, 501})
 #: A connection that failed with one of these failed for the host, not for one URL.
@@ -89,11 +89,11 @@ class LinkChecker:
 
     def __init__(self, config: CrawlConfig, scope: CrawlScope) -> None:
         self._config = config
-        self._scope = scope
         self._stack = FetchStack(config, scope=scope)
         self.throttle = self._stack.throttle
         self._client = self._stack.client
-        self._robots = self._stack.robots
+        # robots.txt is asked for the crawl's scope only (a visitor follows the rest).
+        self._gate = self._stack.gate.only(scope.contains)
         self._policy = FollowPolicy(
             scope=None, max_redirects=config.limits.max_redirects, max_bytes=1
         )
@@ -165,16 +165,6 @@ class LinkChecker:
             for _ in range(min(len(rest), self._config.politeness.per_host)):
                 workers.create_task(worker())
 
-    async def _check_robots(self, url: str) -> None:
-        """Raise when robots.txt keeps us from ``url`` (in scope only)."""
-        if self._robots is None or not self._scope.contains(url):
-            return
-        rules = self._robots.cached(url) or await self._robots.rules(url)
-        if rules.reason is not None:
-            raise rules.refusal(url)
-        if not rules.allowed(url):
-            raise BlockedByRobots(BLOCKED, url=url)
-
     async def check_one(self, url: str) -> TargetStatus:
         return (await self._check(url))[0]
 
@@ -182,10 +172,10 @@ class LinkChecker:
         """How ``url`` answered, and the error that ended its check (None when it answered)."""
         trail = RedirectTrail(url, self._policy)
         method = "HEAD"
-        result = await self._client.follow(trail, method=method, check=self._check_robots)
+        result = await self._client.follow(trail, method=method, check=self._gate.check)
         if _head_refused(result):  # GET from the hop that refused HEAD on
             method = "GET"
-            result = await self._client.follow(trail, method=method, check=self._check_robots)
+            result = await self._client.follow(trail, method=method, check=self._gate.check)
         hops, current, attempts = tuple(trail.hops), trail.current, trail.attempts
         if isinstance(result, FetchError):  # no answer, robots.txt, or a chain gone nowhere
             return TargetStatus.failed(url, result, hops, current, method, attempts), result

@@ -11,7 +11,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._fetcher import FollowPolicy as FollowPolicy
     from ._fetcher import RedirectTrail as RedirectTrail
     from ._fetcher import Response as Response
-    from ._pagejob import BLOCKED as BLOCKED
+    from ._gate import BLOCKED as BLOCKED
+    from ._gate import RobotsGate as RobotsGate
     from ._pagejob import PageJob as PageJob
     from ._pagejob import ParseFn as ParseFn
     from ._pagejob import PoliteClient as PoliteClient
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
 
 #: Public name -> the private module it lives in, imported on first use (``__getattr__``).
 _LAZY = {
-    "BLOCKED": "._pagejob",
+    "BLOCKED": "._gate",
     "FetchStack": "._stack",
     "FollowPolicy": "._fetcher",
     "MAX_SITEMAP_BYTES": "._sitemaps",
@@ -34,6 +35,7 @@ _LAZY = {
     "PoliteClient": "._pagejob",
     "RedirectTrail": "._fetcher",
     "Response": "._fetcher",
+    "RobotsGate": "._gate",
     "RobotsRules": "._robots",
     "discover": "._sitemaps",
     "sitemap_urls": "._sitemaps",
@@ -51,6 +53,7 @@ __all__ = [
     "PoliteClient",
     "RedirectTrail",
     "Response",
+    "RobotsGate",
     "RobotsRules",
     "discover",
     "failed",
