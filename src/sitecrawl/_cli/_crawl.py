@@ -125,7 +125,7 @@ def _execute(args: argparse.Namespace) -> int:
             args.crawl_id = list_state_path(source, args.urls).removesuffix(".sitecrawl.db")
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
-    check_outputs(args.output)
+    check_outputs(args.output, crawl=True)
     for path in args.output:  # now: a refused output leaves no state file behind
         if path != "-":
             check_writable(path, output=True)

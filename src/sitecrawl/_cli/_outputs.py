@@ -17,14 +17,16 @@ if TYPE_CHECKING:
     from ..sinks import Sink
 
 
-def check_outputs(paths: Sequence[str]) -> None:
+def check_outputs(paths: Sequence[str], *, crawl: bool = False) -> None:
     """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
-    before anything is opened."""
+    before anything is opened. A table's formats (``export``), or with ``crawl`` any sink's
+    suffix (:data:`sitecrawl.sinks.SINKS`)."""
     from .._exceptions import ConfigError
-    from ..sinks import check_outputs as check
+    from ..sinks import check_outputs as check_tables
+    from ..sinks import check_sinks
 
     try:
-        check(paths)
+        (check_sinks if crawl else check_tables)(paths)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
@@ -37,10 +39,10 @@ def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterato
     custom extraction rules, CSV and Parquet get a column per rule; a Parquet file that wrote
     a value as null (not of its rule's type) says how many on stderr."""
     from .._exceptions import ConfigError
-    from ..sinks import FileSink, sink_for
+    from ..sinks import sink_for
 
-    check_outputs(paths)
-    sinks: list[FileSink] = []
+    check_outputs(paths, crawl=True)
+    sinks: list[Sink] = []
     try:
         for path in paths:
             try:

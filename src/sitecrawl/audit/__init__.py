@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._site import link_source as link_source
     from ._site import links_source as links_source
     from ._site import site_rows as site_rows
+    from ._targets import link_targets as link_targets
     from ._targets import page_links as page_links
 
 #: Public name -> the private module it lives in, imported on first use (``__getattr__``).
@@ -73,6 +74,7 @@ _LAZY = {
     "link_source": "._site",
     "links_from_pages": "._rows",
     "page_key": "._findings",
+    "link_targets": "._targets",
     "page_links": "._targets",
     "page_rows": "._rows",
     "site_rows": "._site",
@@ -106,6 +108,7 @@ __all__ = [
     "link_row",
     "link_rows",
     "link_source",
+    "link_targets",
     "links_from_pages",
     "links_source",
     "page_key",

@@ -21,13 +21,16 @@ stopped (a time limit, Ctrl-C: cancel it) keeps what it found.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import ipaddress
 import socket
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Literal
 from urllib.parse import urlsplit
 
 from .._config import CrawlConfig
@@ -134,6 +137,25 @@ class LinkChecker:
             for host, group in by_host.items():
                 hosts.create_task(self._check_host(host, group, slots))
         return self.results
+
+    async def check_until(
+        self, urls: Iterable[str], *, deadline: float | None = None, stop: asyncio.Event
+    ) -> Literal["deadline", "stopped"] | None:
+        """:meth:`check` until every URL is checked (None), ``deadline`` (a
+        :func:`time.monotonic` time: ``"deadline"``) or ``stop`` is set (``"stopped"``); the
+        checks in flight are then dropped, and :attr:`results` holds what was found."""
+        work = asyncio.create_task(self.check(urls))
+        stopped = asyncio.create_task(stop.wait())
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        await asyncio.wait({work, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if work.done():
+            work.result()  # (its error, if any)
+            return None
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
+        return "stopped" if stop.is_set() else "deadline"
 
     async def _check_host(self, host: str, urls: list[str], slots: asyncio.Semaphore) -> None:
         """One DNS lookup, one URL alone, then the rest: or all at once when the host is

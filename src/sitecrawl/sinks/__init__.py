@@ -12,11 +12,14 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._atomic import open_replacing as open_replacing
     from ._atomic import replacing as replacing
     from ._base import Sink as Sink
+    from ._files import SINKS as SINKS
     from ._files import CsvSink as CsvSink
     from ._files import FileSink as FileSink
     from ._files import JsonlSink as JsonlSink
     from ._files import JsonSink as JsonSink
     from ._files import ParquetSink as ParquetSink
+    from ._files import SinkFactory as SinkFactory
+    from ._files import check_sinks as check_sinks
     from ._files import sink_for as sink_for
     from ._formats import CELL_LIMIT as CELL_LIMIT
     from ._formats import CSV_COLUMNS as CSV_COLUMNS
@@ -51,11 +54,14 @@ _LAZY = {
     "ParquetSink": "._files",
     "Replacement": "._atomic",
     "RowWriter": "._formats",
+    "SINKS": "._files",
     "Sink": "._base",
+    "SinkFactory": "._files",
     "TABLES": "._tables",
     "TEMP_MARK": "._atomic",
     "TableSpec": "._tables",
     "check_outputs": "._formats",
+    "check_sinks": "._files",
     "csv_cell": "._formats",
     "csv_columns": "._formats",
     "csv_row": "._formats",
@@ -77,6 +83,7 @@ __all__ = [
     "CSV_COLUMNS",
     "FORMATS",
     "LIST_SEPARATOR",
+    "SINKS",
     "TABLES",
     "TEMP_MARK",
     "CsvSink",
@@ -87,8 +94,10 @@ __all__ = [
     "Replacement",
     "RowWriter",
     "Sink",
+    "SinkFactory",
     "TableSpec",
     "check_outputs",
+    "check_sinks",
     "csv_cell",
     "csv_columns",
     "csv_row",
