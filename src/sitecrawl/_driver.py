@@ -16,9 +16,9 @@ its throttle's heartbeat while it crawls, and a lost Redis ends the run with wha
 written (:attr:`CrawlRun.lost`) instead of raising. :class:`CrawlRun` says how it went; what
 to print of it and the exit codes are the command line's.
 
-A sink is anything with ``write(page)`` (:class:`sitecrawl.sinks.Sink`): the driver only
+A sink is a :class:`sitecrawl.sinks.Sink` (``write(page)``, ``close()``): the driver only
 writes; whoever opened a sink closes it. The command line opens its ``-o`` files by their
-suffix in one place, :func:`sitecrawl.sinks.sink_for`.
+suffix, registered in one place: :data:`sitecrawl.sinks.SINKS`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Output files of the commands: checked before anything is opened, sinks put in place whole
-when the command ends (:mod:`sitecrawl.sinks`), pages streamed from a store into them."""
+when the command ends (:mod:`sitecrawl.sinks`)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,6 @@ from ._common import UsageError
 from ._ends import machine_failure
 
 if TYPE_CHECKING:
-    from .._models import Page
     from ..parse import Rule
     from ..sinks import Sink
 
@@ -89,14 +88,3 @@ def check_writable(path: str, *, output: bool = False) -> None:
 
 def _reason(exc: Exception) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-
-
-async def write_pages(pages: AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
-    """Write every page (a :class:`~sitecrawl.frontier.PageStore`'s, streamed) to every sink;
-    return how many pages."""
-    count = 0
-    async for page in pages:
-        for sink in sinks:
-            sink.write(page)
-        count += 1
-    return count
