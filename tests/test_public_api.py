@@ -27,6 +27,7 @@ from servers import checkout_env
 
 PROMISED = {
     "AsyncCrawler",
+    "CrawlRun",
     "crawl_site_async",
     "extract_page_data",
     "normalize_url",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._config_requests import Requests as Requests
     from ._crawl_site import crawl_site_async as crawl_site_async
     from ._crawler import AsyncCrawler as AsyncCrawler
+    from ._driver import CrawlRun as CrawlRun
     from ._exceptions import BlockedAddress as BlockedAddress
     from ._exceptions import BlockedByRobots as BlockedByRobots
     from ._exceptions import BodyTooLarge as BodyTooLarge
@@ -67,6 +68,7 @@ _LAZY = {
         "._config_requests": ("Requests",),
         "._crawl_site": ("crawl_site_async",),
         "._crawler": ("AsyncCrawler",),
+        "._driver": ("CrawlRun",),
         ".control._rules": ("Rules",),
         "._exceptions": (
             "BlockedAddress",

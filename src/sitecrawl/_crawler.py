@@ -27,12 +27,13 @@ import aiohttp
 from ._config import CrawlConfig
 from ._config_requests import Requests
 from ._course import CourseAPI, config_from_keywords
+from ._driver import CrawlDriver
 from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError
 from ._log import logger, request_line
 from ._models import FAILURES_KEPT, CrawlStats, Page, Request
 from ._urls import split_host, url_key
 from .control import CrawlScope, LinkRules, LinkTargets, TrapGuard, default_scope
-from .fetch import FetchStack, PageJob, RobotsRules, sitemap_urls
+from .fetch import FetchStack, PageJob, RobotsRules
 from .frontier import (
     Frontier,
     MemoryFrontier,
@@ -56,7 +57,7 @@ PageHook = Callable[[Page], Awaitable[None] | None]
 MAX_SITEMAP_ORIGINS = 10
 
 
-class AsyncCrawler(CourseAPI):
+class AsyncCrawler(CourseAPI, CrawlDriver):
     """Crawl one site. ``async with AsyncCrawler(url) as crawler: pages = await crawler.crawl()``.
 
     The crawl's settings come from ``config`` or, without one, from the keywords
@@ -72,7 +73,7 @@ class AsyncCrawler(CourseAPI):
     The course's attributes are kept (:class:`~sitecrawl._course.CourseAPI`): ``base_url``,
     ``base_domain``, ``page_data`` (normalized URL -> page dict), ``lock``,
     ``max_concurrency``, ``semaphore`` and ``session`` (the aiohttp session, open inside
-    ``async with``).
+    ``async with``). :meth:`run` crawls into sinks (:mod:`._driver`: the commands' driver).
     """
 
     def __init__(
@@ -144,7 +145,7 @@ class AsyncCrawler(CourseAPI):
         self.throttle = self._stack.throttle
         self.robots = self._stack.robots
         self._client = self._stack.client
-        self._job = PageJob(self._client, self.robots, self.scope, config, self._parser.parse)
+        self._job = PageJob(self._client, self._stack.gate, self.scope, config, self._parser.parse)
         self._job.unconverted = self.stats.unconverted
         self._renderer: Renderer | None = None
         self._sitemap_keys: set[str] = set()
@@ -179,7 +180,7 @@ class AsyncCrawler(CourseAPI):
                 renderer = Renderer(
                     self.config,
                     self._client,
-                    self._job.allowed,
+                    self._stack.gate.allowed,
                     self.scope,
                     self._parser.parse,
                     self.stats.rendered,
@@ -395,14 +396,7 @@ class AsyncCrawler(CourseAPI):
 
     async def _seed_sitemaps_of(self, origin: str) -> None:
         max_depth = self.config.limits.max_depth
-        found = await sitemap_urls(
-            origin,
-            client=self._client,
-            check=self._job.check,
-            robots=self.robots,
-            scope=self.scope,
-            max_redirects=self.config.limits.max_redirects,
-        )
+        found = await self._stack.sitemap_urls(origin, self.scope)
         self.stats.notes += [f"sitemap {error}" for error in found.errors]
         self.stats.sitemap_urls += len(found.urls)
         rules = self.link_rules
@@ -485,6 +479,8 @@ class AsyncCrawler(CourseAPI):
                 stats.failures.append((page.url, page.error_kind, page.status))
             if self._on_error is not None:
                 await _call(self._on_error, page)
+        for sink in self.sinks:  # run()'s
+            sink.write(page)
         if self._on_page is not None:
             await _call(self._on_page, page)
 

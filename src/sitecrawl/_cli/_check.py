@@ -111,30 +111,11 @@ def _execute(args: argparse.Namespace) -> int:
 def link_targets(
     pages: list[Page], scope: CrawlScope, *, external: bool, followed: bool = True
 ) -> list[str]:
-    """What to check after the crawl: targets it did not fetch, one URL per page key (as the
-    summary counts them), in link order. The site's resources (every kind but ``a``; links
-    too when the crawl ``followed`` none: a list); external URLs of any kind with
-    ``external``."""
-    from ..audit import page_key, page_links
+    """What to check after the crawl (:func:`sitecrawl.audit.link_targets`, imported when
+    used: ``sitecrawl --help`` loads no audit)."""
+    from ..audit import link_targets as targets
 
-    by_key = {page_key(page.url): page for page in pages}
-    crawled = set(by_key)
-    seen: set[str] = set()
-    targets: list[str] = []
-    for source, page in page_links(pages, by_key):  # the links the summary counts
-        if not source:
-            continue
-        for url, _, _, kind in page.links:
-            if url in seen:
-                continue
-            seen.add(url)
-            key = page_key(url)
-            if key in crawled:
-                continue
-            if (kind != "a" or not followed) if scope.contains(url) else external:
-                crawled.add(key)  # the first URL of a key stands for it
-                targets.append(url)
-    return targets
+    return targets(pages, scope, external=external, followed=followed)
 
 
 async def _check(
@@ -287,8 +268,8 @@ async def _check_targets(
     ctrl_c: asyncio.Event,
     args: argparse.Namespace,
 ) -> tuple[dict[str, TargetStatus], str | None]:
-    """Check the targets until done, the deadline, or Ctrl-C (checks in flight are dropped);
-    return what was found and why it stopped early (None: it did not)."""
+    """Check the targets (:meth:`LinkChecker.check_until`) with progress until done, the
+    deadline, or Ctrl-C; return what was found and why it stopped early (None: it did not)."""
     from .._progress import CheckProgress
     from ..audit import TIME_LIMIT, LinkChecker
 
@@ -296,17 +277,10 @@ async def _check_targets(
         LinkChecker(config, scope) as checker,
         CheckProgress(checker, targets, quiet=args.quiet),
     ):
-        work = asyncio.create_task(checker.check(targets))
-        stop = asyncio.create_task(ctrl_c.wait())
-        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-        await asyncio.wait({work, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        stop.cancel()
-        if work.done():
-            return work.result(), None
-        work.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await work
-        if not ctrl_c.is_set():
+        cut = await checker.check_until(targets, deadline=deadline, stop=ctrl_c)
+        if cut is None:
+            return checker.results, None
+        if cut == "deadline":
             return dict(checker.results), TIME_LIMIT
         why = _signalled()
         if not args.quiet:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 if TYPE_CHECKING:
     from .._crawler import AsyncCrawler
     from .._models import Page
+    from .._progress import LiveProgress
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 T = TypeVar("T")
@@ -100,21 +101,13 @@ async def ctrl_c_stops(crawler: AsyncCrawler, *, quiet: bool) -> AsyncIterator[N
         _signals.install()
 
 
-async def run_crawl(crawler: AsyncCrawler, *, quiet: bool, verbose: bool = False) -> bool:
-    """``crawler.crawl()`` with its progress on stderr (a live line on a terminal, else, or
-    with ``verbose`` logging each request there, a line every few seconds); True when Ctrl-C
-    ended it early."""
+def progress(crawler: AsyncCrawler, verbose: bool = False) -> Callable[[], LiveProgress]:
+    """The crawl's progress on stderr, for :meth:`AsyncCrawler.run`'s ``watch``: a live line
+    on a terminal, else (or with ``verbose`` logging each request there) a line every few
+    seconds."""
     from .._progress import LiveProgress
 
-    try:
-        if quiet:
-            await crawler.crawl()
-        else:
-            async with LiveProgress(crawler, live=sys.stderr.isatty() and not verbose):
-                await crawler.crawl()
-    except asyncio.CancelledError:
-        return True
-    return crawler.interrupted
+    return lambda: LiveProgress(crawler, live=sys.stderr.isatty() and not verbose)
 
 
 @contextmanager

@@ -9,9 +9,6 @@ import contextlib
 import os
 import shlex
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,22 +19,21 @@ from ._common import (
     UsageError,
     base_url_of,
     ctrl_c_stops,
+    progress,
     run_async,
-    run_crawl,
     start_page_failed,
     verbose,
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._options import add_crawl_options, config_from_args
-from ._outputs import check_outputs, check_writable, open_sinks, write_pages
+from ._outputs import check_outputs, check_writable, open_sinks
 from ._redis import add_redis_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data
 from ._store import CrawlRecords
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
-    from .._crawler import AsyncCrawler
-    from .._models import CrawlStats, Page
+    from .._models import CrawlStats
     from ..frontier import SqliteFrontier
     from ..sinks import Sink
 
@@ -129,7 +125,7 @@ def _execute(args: argparse.Namespace) -> int:
             args.crawl_id = list_state_path(source, args.urls).removesuffix(".sitecrawl.db")
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
-    check_outputs(args.output)
+    check_outputs(args.output, crawl=True)
     for path in args.output:  # now: a refused output leaves no state file behind
         if path != "-":
             check_writable(path, output=True)
@@ -267,37 +263,26 @@ async def _crawl(
     verbose: bool = False,
     outputs: list[str] | None = None,
 ) -> int:
-    """Run the crawl; ``finished`` receives the crawl's stats. At ``stop_at``
-    (``time.monotonic()``) it stops as at Ctrl-C, and the summary says so. The summary names
-    the first failed pages and where the others are (the state file, else ``outputs``)."""
+    """Run the crawl (:meth:`AsyncCrawler.run`) under Ctrl-C and SIGTERM, with progress;
+    ``finished`` receives the crawl's stats. At ``stop_at`` (``time.monotonic()``) it stops
+    as at Ctrl-C, and the summary says so. The summary names the first failed pages and where
+    the others are (the state file, else ``outputs``)."""
     from .._crawler import AsyncCrawler
     from .._progress import summary
 
-    base_failure: list[Page] = []
-
-    def on_page(page: Page) -> None:
-        for sink in sinks:
-            sink.write(page)
-        if page.depth == 0 and page.error is not None:
-            base_failure.append(page)
-
-    crawler = AsyncCrawler(
-        config.base_url,
-        config=config,
-        frontier=state,
-        on_page=on_page,
-        keep_pages=False,
-    )
+    crawler = AsyncCrawler(config.base_url, config=config, frontier=state, keep_pages=False)
     interrupted = True
+    start_failure = None
     kept = 0
     try:
         async with ctrl_c_stops(crawler, quiet=quiet), crawler:
+            if state is not None and not quiet:
+                print(await _state_line(state), file=sys.stderr)
+            run = await crawler.run(
+                sinks, stop_at=stop_at, watch=None if quiet else progress(crawler, verbose)
+            )
+            interrupted, start_failure = run.interrupted, run.start_failure
             if state is not None:
-                await _resume(state, sinks, quiet=quiet)
-            with _stops_at(crawler, stop_at):
-                interrupted = await run_crawl(crawler, quiet=quiet, verbose=verbose)
-            if state is not None:
-                state.add_crawl_time(crawler.stats.elapsed)
                 kept = len(state.crawls())
     except asyncio.CancelledError:  # a second stop signal before the crawl began
         task = asyncio.current_task()
@@ -316,27 +301,23 @@ async def _crawl(
                 f"interrupted: run the same command again to resume ({state.path})", file=sys.stderr
             )
         return EXIT_INTERRUPTED
-    if base_failure and crawler.stats.pages == 1:
-        return start_page_failed(base_failure[0])
+    if start_failure is not None:
+        return start_page_failed(start_failure)
     return EXIT_OK
 
 
-async def _resume(state: SqliteFrontier, sinks: list[Sink], *, quiet: bool) -> None:
-    """Say where the state lives; on a resume, first write the pages of earlier runs so every
-    output holds the whole crawl, each page once."""
+async def _state_line(state: SqliteFrontier) -> str:
+    """Where the state lives; on a resume, how far the crawl went."""
     stats = await state.stats()
-    if not quiet:
-        line = f"state: {state.path}"
-        if stats.done:
-            line += (
-                f" (resuming crawl {state.crawl}: {stats.done:,} pages done, {stats.queued:,}"
-                f" queued, {state.reclaimed:,} in flight when the last run stopped)"
-            )
-        elif state.previous is not None:
-            line += f" (crawl {state.crawl} of this site; {_ended(state.previous)})"
-        print(line, file=sys.stderr)
-    if stats.done and sinks:
-        await write_pages(state.read_pages(), sinks)
+    line = f"state: {state.path}"
+    if stats.done:
+        line += (
+            f" (resuming crawl {state.crawl}: {stats.done:,} pages done, {stats.queued:,}"
+            f" queued, {state.reclaimed:,} in flight when the last run stopped)"
+        )
+    elif state.previous is not None:
+        line += f" (crawl {state.crawl} of this site; {_ended(state.previous)})"
+    return line
 
 
 def _state_size(state: SqliteFrontier, kept: int) -> str:
@@ -366,21 +347,3 @@ def _ended(crawl: dict[str, Any]) -> str:
     if not when:
         return f"crawl {crawl['id']} was not finished"
     return f"crawl {crawl['id']} finished {str(when)[:16].replace('T', ' ')} UTC"
-
-
-@contextmanager
-def _stops_at(crawler: AsyncCrawler, when: float | None) -> Iterator[None]:
-    """Stop ``crawler`` (as Ctrl-C does) at ``when``, a ``time.monotonic()`` time."""
-    if when is None:
-        yield
-        return
-
-    def stop() -> None:
-        crawler.stats.notes.append("time limit reached: stopped taking new pages")
-        crawler.stop()
-
-    timer = asyncio.get_running_loop().call_later(max(0.0, when - time.monotonic()), stop)
-    try:
-        yield
-    finally:
-        timer.cancel()

@@ -115,38 +115,14 @@ def unique(urls: list[str], source: str) -> list[str]:
 
 
 async def sitemap_urls(config: CrawlConfig, url: str) -> tuple[list[str], list[str]]:
-    """The page URLs a sitemap (or sitemap index, gzip or not) lists, fetched as the crawl
-    fetches (robots.txt obeyed, per-host slot); and the errors met on the way."""
-    from .._exceptions import BlockedByRobots, FetchError
+    """The page URLs the sitemap (or sitemap index, gzip or not) at ``url`` lists, fetched as
+    the crawl fetches them (:meth:`~sitecrawl.fetch.FetchStack.sitemap_urls`); and the errors
+    met on the way."""
     from ..control import CrawlScope
-    from ..fetch import (
-        BLOCKED,
-        MAX_SITEMAP_BYTES,
-        FetchStack,
-        FollowPolicy,
-        RedirectTrail,
-        discover,
-    )
+    from ..fetch import FetchStack
 
-    scope = CrawlScope([url], "domain")
-    policy = FollowPolicy(
-        scope=scope, max_redirects=config.limits.max_redirects, max_bytes=MAX_SITEMAP_BYTES
-    )
     async with FetchStack(config) as stack:
-
-        async def check(hop: str) -> None:
-            if stack.robots is not None:
-                rules = await stack.robots.rules(hop)
-                if not rules.allowed(hop):
-                    raise BlockedByRobots(BLOCKED, url=hop)
-
-        async def fetch(sitemap: str) -> tuple[int, bytes] | None:
-            result = await stack.client.follow(RedirectTrail(sitemap, policy), check=check)
-            if isinstance(result, FetchError):
-                return None
-            return result.status, result.body or b""
-
-        found = await discover(fetch, [url], url, scope)
+        found = await stack.sitemap_urls(url, CrawlScope([url], "domain"), declared=[url])
     if not found.files:
         raise UsageError(f"--list {url}: no sitemap could be read there")
     return found.urls, found.errors

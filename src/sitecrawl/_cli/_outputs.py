@@ -1,10 +1,10 @@
 """Output files of the commands: checked before anything is opened, sinks put in place whole
-when the command ends (:mod:`sitecrawl.sinks`), pages streamed from a store into them."""
+when the command ends (:mod:`sitecrawl.sinks`)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -12,19 +12,20 @@ from ._common import UsageError
 from ._ends import machine_failure
 
 if TYPE_CHECKING:
-    from .._models import Page
     from ..parse import Rule
     from ..sinks import Sink
 
 
-def check_outputs(paths: Sequence[str]) -> None:
+def check_outputs(paths: Sequence[str], *, crawl: bool = False) -> None:
     """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
-    before anything is opened."""
+    before anything is opened. A table's formats (``export``), or with ``crawl`` any sink's
+    suffix (:data:`sitecrawl.sinks.SINKS`)."""
     from .._exceptions import ConfigError
-    from ..sinks import check_outputs as check
+    from ..sinks import check_outputs as check_tables
+    from ..sinks import check_sinks
 
     try:
-        check(paths)
+        (check_sinks if crawl else check_tables)(paths)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
@@ -37,10 +38,10 @@ def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterato
     custom extraction rules, CSV and Parquet get a column per rule; a Parquet file that wrote
     a value as null (not of its rule's type) says how many on stderr."""
     from .._exceptions import ConfigError
-    from ..sinks import FileSink, sink_for
+    from ..sinks import sink_for
 
-    check_outputs(paths)
-    sinks: list[FileSink] = []
+    check_outputs(paths, crawl=True)
+    sinks: list[Sink] = []
     try:
         for path in paths:
             try:
@@ -87,14 +88,3 @@ def check_writable(path: str, *, output: bool = False) -> None:
 
 def _reason(exc: Exception) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-
-
-async def write_pages(pages: AsyncIterable[Page], sinks: Sequence[Sink]) -> int:
-    """Write every page (a :class:`~sitecrawl.frontier.PageStore`'s, streamed) to every sink;
-    return how many pages."""
-    count = 0
-    async for page in pages:
-        for sink in sinks:
-            sink.write(page)
-        count += 1
-    return count

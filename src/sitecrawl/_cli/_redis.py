@@ -9,8 +9,6 @@ imports redis: the frontier does, when opened."""
 from __future__ import annotations
 
 import argparse
-import asyncio
-import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -21,14 +19,13 @@ from ._common import (
     EXIT_OK,
     UsageError,
     ctrl_c_stops,
-    run_crawl,
+    progress,
     start_page_failed,
 )
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._exceptions import StateError
-    from .._models import Page
     from ..frontier import CrawlStatus, RedisFrontier
     from ..sinks import Sink
 
@@ -97,12 +94,6 @@ def frontier_for(url: str, crawl_id: str, **options: Any) -> RedisFrontier:
         raise UsageError(str(exc)) from None
 
 
-def per_host(stored: dict[str, Any] | None) -> int:
-    """Requests in flight per host, all workers together: the seed's --per-host (not capped
-    by one worker's --concurrency, as a single process's is)."""
-    return int((stored or {})["politeness"]["per_host"])
-
-
 def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: list[str]) -> int:
     """``crawl URL --redis``: create the crawl (or join it: same site), then work on it."""
     from .._urls import split_host
@@ -126,7 +117,6 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
 
     async def run(sinks: list[Sink]) -> int:
         async with frontier:
-            prepare(frontier)
             hello = (
                 f"crawl {crawl_id} in Redis: add workers anywhere with"
                 f" sitecrawl worker --redis {args.redis} --crawl-id {crawl_id}"
@@ -134,13 +124,7 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
             # The crawl's settings, with this command's aim: taken or refused by the crawler.
             local = joined(frontier.config or stored, config)
             return await work(
-                frontier,
-                local,
-                sinks,
-                per_host=per_host(frontier.config),
-                quiet=args.quiet,
-                hello=hello,
-                verbose=args.verbose,
+                frontier, local, sinks, quiet=args.quiet, hello=hello, verbose=args.verbose
             )
 
     with open_sinks(sinks_paths, extract=config.extract) as sinks:
@@ -152,56 +136,37 @@ async def work(
     config: CrawlConfig,
     sinks: list[Sink],
     *,
-    per_host: int,
     quiet: bool,
     hello: str | None = None,
     verbose: bool = False,
 ) -> int:
-    """Crawl as one worker until the shared crawl is finished; with ``sinks``, write every
-    page of the crawl (all workers') to them as it is stored. When the crawl loses its Redis,
-    say so in one line (and what ``-o`` holds) and return exit 1. ``hello`` is said once the
-    crawler has taken the crawl (a run it refuses says only why)."""
+    """Crawl as one worker (:meth:`AsyncCrawler.run`) until the shared crawl is finished;
+    with ``sinks``, write every page of the crawl (all workers') to them as it is stored.
+    When the crawl loses its Redis, say so in one line (and what ``-o`` holds) and return
+    exit 1. ``hello`` is said once the crawler has taken the crawl (a run it refuses says
+    only why)."""
     from .._crawler import AsyncCrawler
+    from .._driver import CrawlRun, first_error, shared_settings
     from .._exceptions import ResumeRefused, StateError
     from .._progress import summary
     from .._terminal import printable
-    from ..throttle import RedisThrottle
 
-    # The page budget lives in Redis (frontier.max_pages), for all workers together.
-    limits = dataclasses.replace(config.limits, max_pages=None)
-    config = dataclasses.replace(config, limits=limits)
-    throttle = RedisThrottle(frontier, config.politeness, max_limit=per_host)
-    # Leases taken ahead per round trip: about what half the requests in flight ask for.
-    frontier.lease_batch = max(1, config.limits.max_concurrency // 2)
+    config, throttle = shared_settings(frontier, config)
     crawler = AsyncCrawler(
         config.base_url, config=config, frontier=frontier, throttle=throttle, keep_pages=False
     )
-    output = PageFollower(frontier, sinks)
-    status: CrawlStatus | None = None
-    failed: Page | None = None
-    interrupted = False
-    lost: StateError | None = None
+    run = CrawlRun(crawler.stats)
     refused: StateError | None = None
     try:
         async with ctrl_c_stops(crawler, quiet=quiet), crawler:
             if hello is not None and not quiet:
                 print(hello, file=sys.stderr)
-            following = asyncio.create_task(output.follow()) if sinks else None
-            try:
-                async with throttle:  # its heartbeat renews this worker's tokens while it crawls
-                    interrupted = await run_crawl(crawler, quiet=quiet, verbose=verbose)
-            finally:
-                if following is not None:
-                    following.cancel()
-                    await asyncio.gather(following, return_exceptions=True)
-            await output.catch_up()
-            status = await frontier.status()
-            if not interrupted:
-                failed = await failed_start(frontier, status)
+            watch = None if quiet else progress(crawler, verbose)
+            run = await crawler.run(sinks, watch=watch)
     except* ResumeRefused as group:  # before anything was fetched: one line, exit 2
-        refused = _first(group)
+        refused = first_error(group)
     except* StateError as group:
-        lost = _first(group)
+        run.lost = first_error(group)
     if refused is not None:
         raise refused
     if not quiet:
@@ -212,59 +177,17 @@ async def work(
             " -o pages.csv (error, error_kind)"
         )
         print(summary(crawler.stats, rest), file=sys.stderr)
-        if status is not None:
-            print(status_line(frontier, status), file=sys.stderr)
-    if lost is not None:
-        reason = frontier.lost or str(lost)
+        if run.status is not None:
+            print(status_line(frontier, run.status), file=sys.stderr)
+    if run.lost is not None:
+        reason = frontier.lost or str(run.lost)
         if sinks:
-            reason += f"; the {output.written:,} pages written to -o are a partial crawl"
+            reason += f"; the {run.written:,} pages written to -o are a partial crawl"
         print(f"sitecrawl: error: {printable(reason)}", file=sys.stderr)
         return EXIT_FATAL
-    if failed is not None:
-        return start_page_failed(failed)
-    return EXIT_INTERRUPTED if interrupted else EXIT_OK
-
-
-def _first(group: BaseException) -> StateError:
-    while isinstance(group, BaseExceptionGroup):
-        group = group.exceptions[0]
-    assert isinstance(group, Exception)
-    return group  # type: ignore[return-value]
-
-
-async def failed_start(frontier: RedisFrontier, status: CrawlStatus) -> Page | None:
-    """The start page, when the whole crawl is that one page and it failed (then the crawl
-    exits 1 and says why, as a crawl without Redis does)."""
-    if status.done == 1 and not status.queued and not status.in_flight:
-        async for page in frontier.pages():
-            if page.depth == 0 and page.error is not None:
-                return page
-    return None
-
-
-class PageFollower:
-    """Writes the crawl's stored pages, every worker's, to ``sinks`` as they are stored."""
-
-    def __init__(self, frontier: RedisFrontier, sinks: list[Sink], every: float = 0.25) -> None:
-        self.frontier = frontier
-        self.sinks = sinks
-        self.every = every
-        self.written = 0
-
-    async def catch_up(self) -> None:
-        """Write the pages stored since the last call."""
-        if not self.sinks:
-            return
-        async for page in self.frontier.pages(start=self.written):
-            for sink in self.sinks:
-                sink.write(page)
-            self.written += 1
-
-    async def follow(self) -> None:
-        """Catch up every ``every`` seconds, until cancelled or Redis is lost."""
-        while True:
-            await self.catch_up()
-            await asyncio.sleep(self.every)
+    if run.start_failure is not None:
+        return start_page_failed(run.start_failure)
+    return EXIT_INTERRUPTED if run.interrupted else EXIT_OK
 
 
 def status_line(frontier: RedisFrontier, status: CrawlStatus) -> str:
@@ -277,13 +200,6 @@ def status_line(frontier: RedisFrontier, status: CrawlStatus) -> str:
         f" · {status.queued:,} queued · {status.in_flight:,} in flight"
         f" · {status.errors:,} errors · {status.workers:,} workers alive"
     )
-
-
-def prepare(frontier: RedisFrontier) -> None:
-    """Crawl-wide settings every worker takes from the stored config."""
-    stored = frontier.config or {}
-    frontier.lease_ttl = float(stored.get("lease_ttl", frontier.lease_ttl))
-    frontier.max_pages = stored.get("limits", {}).get("max_pages")
 
 
 def check_source(args: argparse.Namespace) -> None:

@@ -16,13 +16,14 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ._redis import frontier_for, prepare, status_line
+    from .._driver import stored_settings
+    from ._redis import frontier_for, status_line
 
     frontier = frontier_for(args.redis, args.crawl_id)
 
     async def run() -> int:
         async with frontier:
-            prepare(frontier)
+            stored_settings(frontier)
             print(status_line(frontier, await frontier.status()))
         return EXIT_OK
 

@@ -37,7 +37,7 @@ def add_command(commands: Any) -> None:
 
 def _execute(args: argparse.Namespace) -> int:
     from ..frontier import decode
-    from ._redis import frontier_for, per_host, prepare, work
+    from ._redis import frontier_for, work
 
     requests = requests_from_args(args)
     processes = args.processes or 1  # one process each: scale by starting more workers
@@ -45,7 +45,6 @@ def _execute(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         async with frontier:
-            prepare(frontier)
             stored = frontier.config or {}
             config = decode(
                 stored,
@@ -53,14 +52,7 @@ def _execute(args: argparse.Namespace) -> int:
                 max_concurrency=args.concurrency,
                 processes=processes,
             )
-            return await work(
-                frontier,
-                config,
-                [],
-                per_host=per_host(stored),
-                quiet=args.quiet,
-                verbose=args.verbose,
-            )
+            return await work(frontier, config, [], quiet=args.quiet, verbose=args.verbose)
 
     with verbose(args):
         return run_async(run())

@@ -31,4 +31,5 @@ from ._site import link_row as link_row
 from ._site import links_of as links_of
 from ._site import links_source as links_source
 from ._site import site_rows as site_rows
+from ._targets import link_targets as link_targets
 from ._targets import page_links as page_links

@@ -21,13 +21,16 @@ stopped (a time limit, Ctrl-C: cancel it) keeps what it found.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import ipaddress
 import socket
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Literal
 from urllib.parse import urlsplit
 
 from .._config import CrawlConfig
@@ -43,7 +46,7 @@ from .._exceptions import (
 )
 from .._urls import split_host
 from ..control import CrawlScope
-from ..fetch import BLOCKED, FetchStack, FollowPolicy, RedirectTrail, Response
+from ..fetch import FetchStack, FollowPolicy, RedirectTrail, Response
 
 HEAD_REFUSED = frozenset({405, 501})
 #: A connection that failed with one of these failed for the host, not for one URL.
@@ -89,11 +92,11 @@ class LinkChecker:
 
     def __init__(self, config: CrawlConfig, scope: CrawlScope) -> None:
         self._config = config
-        self._scope = scope
         self._stack = FetchStack(config, scope=scope)
         self.throttle = self._stack.throttle
         self._client = self._stack.client
-        self._robots = self._stack.robots
+        # robots.txt is asked for the crawl's scope only (a visitor follows the rest).
+        self._gate = self._stack.gate.only(scope.contains)
         self._policy = FollowPolicy(
             scope=None, max_redirects=config.limits.max_redirects, max_bytes=1
         )
@@ -135,6 +138,25 @@ class LinkChecker:
                 hosts.create_task(self._check_host(host, group, slots))
         return self.results
 
+    async def check_until(
+        self, urls: Iterable[str], *, deadline: float | None = None, stop: asyncio.Event
+    ) -> Literal["deadline", "stopped"] | None:
+        """:meth:`check` until every URL is checked (None), ``deadline`` (a
+        :func:`time.monotonic` time: ``"deadline"``) or ``stop`` is set (``"stopped"``); the
+        checks in flight are then dropped, and :attr:`results` holds what was found."""
+        work = asyncio.create_task(self.check(urls))
+        stopped = asyncio.create_task(stop.wait())
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        await asyncio.wait({work, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if work.done():
+            work.result()  # (its error, if any)
+            return None
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
+        return "stopped" if stop.is_set() else "deadline"
+
     async def _check_host(self, host: str, urls: list[str], slots: asyncio.Semaphore) -> None:
         """One DNS lookup, one URL alone, then the rest: or all at once when the host is
         unreachable."""
@@ -165,16 +187,6 @@ class LinkChecker:
             for _ in range(min(len(rest), self._config.politeness.per_host)):
                 workers.create_task(worker())
 
-    async def _check_robots(self, url: str) -> None:
-        """Raise when robots.txt keeps us from ``url`` (in scope only)."""
-        if self._robots is None or not self._scope.contains(url):
-            return
-        rules = self._robots.cached(url) or await self._robots.rules(url)
-        if rules.reason is not None:
-            raise rules.refusal(url)
-        if not rules.allowed(url):
-            raise BlockedByRobots(BLOCKED, url=url)
-
     async def check_one(self, url: str) -> TargetStatus:
         return (await self._check(url))[0]
 
@@ -182,10 +194,10 @@ class LinkChecker:
         """How ``url`` answered, and the error that ended its check (None when it answered)."""
         trail = RedirectTrail(url, self._policy)
         method = "HEAD"
-        result = await self._client.follow(trail, method=method, check=self._check_robots)
+        result = await self._client.follow(trail, method=method, check=self._gate.check)
         if _head_refused(result):  # GET from the hop that refused HEAD on
             method = "GET"
-            result = await self._client.follow(trail, method=method, check=self._check_robots)
+            result = await self._client.follow(trail, method=method, check=self._gate.check)
         hops, current, attempts = tuple(trail.hops), trail.current, trail.attempts
         if isinstance(result, FetchError):  # no answer, robots.txt, or a chain gone nowhere
             return TargetStatus.failed(url, result, hops, current, method, attempts), result

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .._models import Page
 from ._findings import Referrer, page_key
 from ._rows import LINK_KINDS, LinkKind
 from ._site import links_source
+
+if TYPE_CHECKING:
+    from ..control import CrawlScope
 
 #: Referring pages a target keeps by name (the rest are counted).
 SHOWN = 5
@@ -103,3 +107,30 @@ def tally_targets(
     if progress is not None:
         progress(total, total)
     return first_url, {key: tally.referred() for key, tally in tallies.items()}
+
+
+def link_targets(
+    pages: list[Page], scope: CrawlScope, *, external: bool, followed: bool = True
+) -> list[str]:
+    """What to check after the crawl: targets it did not fetch, one URL per page key (as the
+    summary counts them), in link order. The site's resources (every kind but ``a``; links
+    too when the crawl ``followed`` none: a list); external URLs of any kind with
+    ``external``."""
+    by_key = {page_key(page.url): page for page in pages}
+    crawled = set(by_key)
+    seen: set[str] = set()
+    targets: list[str] = []
+    for source, page in page_links(pages, by_key):  # the links the summary counts
+        if not source:
+            continue
+        for url, _, _, kind in page.links:
+            if url in seen:
+                continue
+            seen.add(url)
+            key = page_key(url)
+            if key in crawled:
+                continue
+            if (kind != "a" or not followed) if scope.contains(url) else external:
+                crawled.add(key)  # the first URL of a key stands for it
+                targets.append(url)
+    return targets

@@ -3,7 +3,8 @@
 from ._fetcher import FollowPolicy as FollowPolicy
 from ._fetcher import RedirectTrail as RedirectTrail
 from ._fetcher import Response as Response
-from ._pagejob import BLOCKED as BLOCKED
+from ._gate import BLOCKED as BLOCKED
+from ._gate import RobotsGate as RobotsGate
 from ._pagejob import PageJob as PageJob
 from ._pagejob import ParseFn as ParseFn
 from ._pagejob import PoliteClient as PoliteClient

@@ -1,4 +1,4 @@
-"""One request's lifecycle: robots check -> polite fetch with retries, hop by hop -> record.
+"""One request's lifecycle: robots gate -> polite fetch with retries, hop by hop -> record.
 
 :class:`PoliteClient` is HTTP as the crawler must do it: every request waits for its host's
 slot (:mod:`._throttle`), reports back how it went, and is retried on timeouts, connection
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from .._config import CrawlConfig
 from .._exceptions import (
-    BlockedByRobots,
     BodyTooLarge,
     ConnectError,
     FetchError,
@@ -37,7 +36,8 @@ from .._urls import split_host
 from ..parse import Extracted
 from ..throttle import Throttle, parse_retry_after
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
-from ._robots import RobotsCache, page_directives, product_token
+from ._gate import RobotsGate
+from ._robots import page_directives, product_token
 
 if TYPE_CHECKING:
     from ..control import CrawlScope
@@ -47,7 +47,6 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: (RFC 9110, 9.2.2). A POST is made once.
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
-BLOCKED = "blocked by robots.txt"
 #: ``(body, charset, url) -> Extracted``: decoding and parsing, wherever they run.
 ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
 #: ``url -> None``, awaited before a hop is requested; raises :class:`FetchError` to refuse it.
@@ -207,7 +206,7 @@ class PageJob:
     def __init__(
         self,
         client: PoliteClient,
-        robots: RobotsCache | None,
+        gate: RobotsGate,
         scope: CrawlScope,
         config: CrawlConfig,
         parse: ParseFn,
@@ -218,28 +217,12 @@ class PageJob:
         #: Extraction rule -> pages whose value could not be converted to its type.
         self.unconverted: Counter[str] = Counter()
         self._client = client
-        self._robots = robots
+        #: robots.txt, asked before each hop (:class:`RobotsGate`).
+        self.gate = gate
         self._config = config
         self._token = product_token(config.user_agent)
         self._policy = FollowPolicy(scope=scope, max_redirects=config.limits.max_redirects)
         self._anywhere = FollowPolicy(scope=None, max_redirects=config.limits.max_redirects)
-
-    async def allowed(self, url: str) -> bool:
-        """True when robots.txt lets us fetch ``url``; raises :class:`RobotsUnreachable` when
-        the host's robots.txt is unreachable (disallow for now), or the host's own failure
-        when the host could not be reached at all (:meth:`RobotsRules.refusal`)."""
-        robots = self._robots
-        if robots is None:
-            return True
-        rules = robots.cached(url) or await robots.rules(url)
-        if rules.reason is not None:
-            raise rules.refusal(url)
-        return rules.allowed(url)
-
-    async def check(self, url: str) -> None:
-        """Raise :class:`BlockedByRobots` unless robots.txt lets us fetch ``url``."""
-        if not await self.allowed(url):
-            raise BlockedByRobots(BLOCKED, url=url)
 
     def trail(self, url: str, *, anywhere: bool = False) -> RedirectTrail:
         """A redirect trail from ``url`` that stays in the crawl's scope (``anywhere``: that
@@ -252,7 +235,9 @@ class PageJob:
         """Fetch ``trail.current`` as the crawl does: robots.txt first, then a polite GET
         (host slot, retries) of every hop, counted in ``trail.attempts``. Returns the final
         response; raises :class:`FetchError` (:class:`BlockedByRobots` included)."""
-        result = await self._client.follow(trail, check=self.check, extra_headers=extra_headers)
+        result = await self._client.follow(
+            trail, check=self.gate.check, extra_headers=extra_headers
+        )
         if isinstance(result, FetchError):
             raise result
         return result

@@ -8,7 +8,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
 from .._exceptions import FetchError
@@ -17,8 +17,8 @@ from ..control import CrawlScope
 from ._fetcher import FollowPolicy, RedirectTrail
 
 if TYPE_CHECKING:
+    from ._gate import RobotsGate
     from ._pagejob import PoliteClient
-    from ._robots import RobotsCache
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit, uncompressed
 MAX_SITEMAP_FILES = 50
@@ -149,20 +149,23 @@ async def sitemap_urls(
     origin: str,
     *,
     client: PoliteClient,
-    check: Any,
-    robots: RobotsCache | None,
+    gate: RobotsGate,
     scope: CrawlScope,
     max_redirects: int,
+    declared: Iterable[str] | None = None,
 ) -> Discovery:
-    """The URLs of ``origin``'s sitemaps in ``scope`` (robots.txt ``Sitemap:`` lines, else
-    ``/sitemap.xml``; indexes and gzip followed), fetched as the crawl fetches pages: through
-    ``client`` and its robots ``check``, redirects in scope, bodies capped at
-    :data:`MAX_SITEMAP_BYTES`."""
-    declared = (await robots.rules(origin)).sitemaps if robots is not None else ()
+    """The URLs of ``origin``'s sitemaps in ``scope``: the ``declared`` sitemap URLs (a
+    ``--list`` sitemap), by default its robots.txt ``Sitemap:`` lines, else
+    ``/sitemap.xml``; indexes and gzip followed. Fetched as the crawl fetches pages: through
+    ``client``, each hop through the robots ``gate``, redirects in scope, bodies capped at
+    :data:`MAX_SITEMAP_BYTES`. The crawl's seeding and ``--list`` both read them here."""
+    if declared is None:
+        robots = gate.robots
+        declared = (await robots.rules(origin)).sitemaps if robots is not None else ()
     policy = FollowPolicy(scope=scope, max_redirects=max_redirects, max_bytes=MAX_SITEMAP_BYTES)
 
     async def fetch(url: str) -> tuple[int, bytes] | None:
-        result = await client.follow(RedirectTrail(url, policy), check=check)
+        result = await client.follow(RedirectTrail(url, policy), check=gate.check)
         if isinstance(result, FetchError):
             return None  # not there, or robots.txt keeps us out
         return result.status, result.body or b""

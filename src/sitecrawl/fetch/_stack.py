@@ -14,7 +14,7 @@ its credentials (headers, cookies, auth) may go to, request by request.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 
 from .._config import CrawlConfig
@@ -23,8 +23,10 @@ from .._urls import split_host
 from ..control import CrawlScope
 from ..throttle import Throttle
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
+from ._gate import RobotsGate
 from ._pagejob import PoliteClient
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
+from ._sitemaps import Discovery, sitemap_urls
 
 #: robots.txt: redirects to any http(s) host, at most five; the first 512 KiB of any body.
 ROBOTS_POLICY = FollowPolicy(
@@ -34,8 +36,9 @@ RulesHook = Callable[[str, RobotsRules], None]
 
 
 class FetchStack:
-    """Fetcher, throttle, polite client and robots.txt cache (None when robots.txt is not
-    obeyed), wired together. ``async with`` opens and closes the HTTP session.
+    """Fetcher, throttle, polite client, robots.txt cache (None when robots.txt is not
+    obeyed) and the robots gate every request of the crawl passes (:class:`RobotsGate`),
+    wired together. ``async with`` opens and closes the HTTP session.
 
     ``throttle`` replaces the in-process per-host slots; ``on_rules(origin, rules)`` is
     called after a robots.txt was read and its ``Crawl-delay`` applied to the host's slot.
@@ -64,6 +67,8 @@ class FetchStack:
             self.robots = RobotsCache(
                 self._fetch_robots, product_token(config.user_agent), on_rules=self._rules_read
             )
+        self.gate = RobotsGate(self.robots)
+        self._max_redirects = config.limits.max_redirects
 
     async def __aenter__(self) -> FetchStack:
         await self.fetcher.__aenter__()
@@ -90,6 +95,20 @@ class FetchStack:
         if isinstance(result, FetchError):
             return None, None, result
         return result.status, result.body, None
+
+    async def sitemap_urls(
+        self, origin: str, scope: CrawlScope, *, declared: Iterable[str] | None = None
+    ) -> Discovery:
+        """The page URLs of ``origin``'s sitemaps (or of the ``declared`` ones) in ``scope``,
+        fetched through this stack (:func:`~sitecrawl.fetch._sitemaps.sitemap_urls`)."""
+        return await sitemap_urls(
+            origin,
+            client=self.client,
+            gate=self.gate,
+            scope=scope,
+            max_redirects=self._max_redirects,
+            declared=declared,
+        )
 
     def _rules_read(self, origin: str, rules: RobotsRules) -> None:
         self.throttle.slot(split_host(origin)).set_crawl_delay(rules.crawl_delay)

@@ -5,11 +5,14 @@ from ._atomic import Replacement as Replacement
 from ._atomic import open_replacing as open_replacing
 from ._atomic import replacing as replacing
 from ._base import Sink as Sink
+from ._files import SINKS as SINKS
 from ._files import CsvSink as CsvSink
 from ._files import FileSink as FileSink
 from ._files import JsonlSink as JsonlSink
 from ._files import JsonSink as JsonSink
 from ._files import ParquetSink as ParquetSink
+from ._files import SinkFactory as SinkFactory
+from ._files import check_sinks as check_sinks
 from ._files import sink_for as sink_for
 from ._formats import CELL_LIMIT as CELL_LIMIT
 from ._formats import CSV_COLUMNS as CSV_COLUMNS

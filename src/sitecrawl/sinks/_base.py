@@ -9,7 +9,17 @@ from .._models import Page
 
 
 class Sink(ABC):
-    """Receives pages in completion order. Use as a context manager; ``close`` flushes."""
+    """Receives pages in completion order (:meth:`write`, the one method a crawl calls). Use
+    as a context manager; ``close`` flushes.
+
+    A sink that writes an output (``-o PATH``: registered by its suffix in
+    :data:`~sitecrawl.sinks.SINKS`, the one place) is made as ``factory(path, extract=rules)``
+    and keeps its ``path``; ``close`` puts the output in place whole (a temporary file, then
+    a rename: :mod:`._atomic`), :meth:`discard` drops it and leaves the path as it was, and
+    :attr:`unconverted` counts values written as null per column (none by default)."""
+
+    #: The output this sink writes ("" when none).
+    path: str = ""
 
     def __enter__(self) -> Sink:
         return self
@@ -27,3 +37,11 @@ class Sink(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def discard(self) -> None:  # noqa: B027 - optional hook
+        """Drop what was written, the output left as it was. Default: nothing to drop."""
+
+    @property
+    def unconverted(self) -> dict[str, int]:
+        """Column -> values written as null: not of the column's type. Default: none."""
+        return {}

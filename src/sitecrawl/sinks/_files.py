@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .._models import Page
 from ._base import Sink
-from ._formats import RowWriter, open_writer
+from ._formats import FORMATS, RowWriter, check_outputs, format_of, open_writer
 from ._tables import pages_table
 
 if TYPE_CHECKING:
@@ -77,7 +77,24 @@ class ParquetSink(FileSink):
     FORMAT = ".parquet"
 
 
-def sink_for(path: str, *, extract: Sequence[Rule] = ()) -> FileSink:
-    """The sink that a path's extension names; ``-`` streams JSON Lines to stdout. With custom
-    extraction rules, CSV and Parquet get one column per rule (``x:NAME``)."""
-    return FileSink(path, extract=extract)
+#: ``(path, *, extract=rules) -> Sink``: how a sink is made for an output path.
+SinkFactory = Callable[..., Sink]
+
+#: A crawl's output suffix (``-o PATH``) -> the sink that writes it: the one place a new
+#: output plugs in (:func:`sink_for` makes it, :func:`check_sinks` knows its suffix, the
+#: crawl writes each page to it: :meth:`~sitecrawl.AsyncCrawler.run`). The table formats
+#: are :class:`FileSink` over :data:`~._formats.FORMATS`' row writers.
+SINKS: dict[str, SinkFactory] = dict.fromkeys(FORMATS, FileSink)
+
+
+def check_sinks(paths: Sequence[str]) -> None:
+    """Refuse, before anything is written, an output of no sink's suffix or one given twice
+    (:class:`ConfigError`)."""
+    check_outputs(paths, SINKS)
+
+
+def sink_for(path: str, *, extract: Sequence[Rule] = ()) -> Sink:
+    """The sink that a path's suffix names (:data:`SINKS`); ``-`` streams JSON Lines to
+    stdout. With custom extraction rules, CSV and Parquet get one column per rule
+    (``x:NAME``). :class:`ConfigError` for an unknown suffix."""
+    return SINKS[format_of(path, SINKS)](path, extract=extract)

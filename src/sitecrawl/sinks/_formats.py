@@ -376,26 +376,27 @@ FORMATS: dict[str, type[RowWriter]] = {
 }
 
 
-def format_of(path: str) -> str:
-    """The extension of ``path`` in :data:`FORMATS` (``-``: ``.jsonl``); :class:`ConfigError`
-    for any other."""
+def format_of(path: str, formats: Iterable[str] = FORMATS) -> str:
+    """The extension of ``path`` among ``formats`` (:data:`FORMATS`; a crawl's ``-o``: the
+    sinks' suffixes, :data:`~._files.SINKS`), ``-``: ``.jsonl``; :class:`ConfigError` for any
+    other."""
     if path == "-":
         return ".jsonl"
-    found = next((suffix for suffix in FORMATS if path.lower().endswith(suffix)), None)
+    found = next((suffix for suffix in formats if path.lower().endswith(suffix)), None)
     if found is None:
-        names = list(FORMATS)
+        names = list(formats)
         raise ConfigError(
             f"unknown output format for {path!r} (use {', '.join(names[:-1])} or {names[-1]})"
         )
     return found
 
 
-def check_outputs(paths: Sequence[str]) -> None:
-    """Refuse, before anything is written: an unknown format, or one output named twice
-    (``-o - -o -`` would print every record twice). :class:`ConfigError`."""
+def check_outputs(paths: Sequence[str], formats: Iterable[str] = FORMATS) -> None:
+    """Refuse, before anything is written: an unknown format (not among ``formats``), or one
+    output named twice (``-o - -o -`` would print every record twice). :class:`ConfigError`."""
     seen: set[str] = set()
     for path in paths:
-        format_of(path)
+        format_of(path, formats)
         same = path if path == "-" else os.path.realpath(path)
         if same in seen:
             shown = "- (stdout)" if path == "-" else repr(path)
