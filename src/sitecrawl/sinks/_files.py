@@ -27,9 +27,11 @@ class FileSink(Sink):
 
     FORMAT: str | None = None
 
-    def __init__(self, path: str, *, extract: Sequence[Rule] = ()) -> None:
+    def __init__(
+        self, path: str, *, extract: Sequence[Rule] = (), csv_markdown: bool = False
+    ) -> None:
         self.path = path
-        table = pages_table(extract)
+        table = pages_table(extract, csv_markdown=csv_markdown)
         self._writer: RowWriter = open_writer(path, table, format=self.FORMAT)
 
     @property
@@ -77,7 +79,8 @@ class ParquetSink(FileSink):
     FORMAT = ".parquet"
 
 
-def sink_for(path: str, *, extract: Sequence[Rule] = ()) -> FileSink:
+def sink_for(path: str, *, extract: Sequence[Rule] = (), csv_markdown: bool = False) -> FileSink:
     """The sink that a path's extension names; ``-`` streams JSON Lines to stdout. With custom
-    extraction rules, CSV and Parquet get one column per rule (``x:NAME``)."""
-    return FileSink(path, extract=extract)
+    extraction rules, CSV and Parquet get one column per rule (``x:NAME``); CSV has the
+    ``markdown`` column only with ``csv_markdown``."""
+    return FileSink(path, extract=extract, csv_markdown=csv_markdown)
