@@ -21,10 +21,12 @@ import redis
 
 from browser import chromium_path
 from conftest import ServeFn
-from markdown_site import APP_WORDS, BOILERPLATE, CONTENT_WORDS, Blog
+from markdown_site import APP_WORDS, BOILERPLATE, CONTENT_WORDS, Blog, article, page
 from redis_server import shared_server
 from sitecrawl import AsyncCrawler, CrawlConfig, Limits, Page, Render, crawl_site_async
 from sitecrawl._cli import main
+from sitecrawl._exceptions import ParseError
+from sitecrawl.parse import Parser
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -331,3 +333,20 @@ def test_a_state_file_without_the_column_gets_it(serve: ServeFn, tmp_path: Path)
     assert main([*plain, "--markdown", "-o", str(out)]) == 0  # the next crawl: with it
     post = blog.url + "/blog/post-1.html"
     assert_article(jsonl(out)[post]["markdown"], post)
+
+
+async def test_markdown_is_made_in_a_child_under_the_parse_deadline() -> None:
+    """With Markdown every page goes to a parser process (none is parsed on the event loop),
+    and a page whose Markdown passes the deadline is a ParseError; the next page is served
+    by the child that replaced the one killed."""
+    small = page(article(1), title="Ledger").encode()
+    huge = page(article(1) * 1500, title="Long ledger").encode()  # ~3.5 MB of article
+    url = "http://blog.test/blog/post-1.html"
+    async with Parser(1, markdown="main", deadline=1.0) as parser:
+        with pytest.raises(ParseError, match=r"parse took longer than 1 s"):
+            await parser.parse(huge, "utf-8", url)
+        data = await parser.parse(small, "utf-8", url)
+        assert parser.parsed_here == 0
+        assert parser.parsed_by_children == 1
+    assert data.markdown is not None
+    assert_article(data.markdown, url)
