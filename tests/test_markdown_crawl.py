@@ -350,3 +350,19 @@ async def test_markdown_is_made_in_a_child_under_the_parse_deadline() -> None:
         assert parser.parsed_by_children == 1
     assert data.markdown is not None
     assert_article(data.markdown, url)
+
+
+def test_resuming_a_markdown_crawl_without_the_extra_is_refused(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    blog = serve(Blog().app())
+    state = tmp_path / "blog.db"
+    assert crawl(blog.url, state, "-n", "2") == 0  # cut: the next run resumes it
+    argv = ["crawl", blog.url + "/", "--state", str(state), "-q"]  # --markdown not given
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED, *argv], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "this crawl makes Markdown (--markdown): Markdown needs" in line
+    assert line.endswith("pip install 'sitecrawl[markdown]'")
