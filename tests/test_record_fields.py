@@ -133,7 +133,9 @@ def test_the_report_and_csv_columns_come_from_the_fields() -> None:
     assert [heading for heading, _ in PAGE_COLUMNS][:4] == ["URL", "Status", "Depth", "Title"]
     course = {info.course: name for name, info in FIELD_INFO.items() if info.course}
     assert CSV_COLUMNS[: len(course)] == tuple(course)
-    assert set(CSV_COLUMNS) == set(course) | (set(PAGE_FIELDS) - set(course.values()))
+    left_out = {name for name, info in FIELD_INFO.items() if not info.csv}
+    assert left_out == {"markdown"}
+    assert set(CSV_COLUMNS) == set(course) | (set(PAGE_FIELDS) - set(course.values()) - left_out)
 
 
 def test_the_parser_answers_with_the_fields_marked_parsed() -> None:
@@ -143,7 +145,7 @@ def test_the_parser_answers_with_the_fields_marked_parsed() -> None:
     assert set(data.fields) == set(PARSED_FIELDS)
     assert (data.title, data.h1, data.lang, data.outgoing_links) == ("T", "H", "en", [U + "a"])
     own = {f.name for f in dataclasses.fields(Extracted)}
-    assert own == {"fields", "follow_links", "robots_meta", "unconverted"}
+    assert own == {"fields", "follow_links", "robots_meta", "unconverted", "markdown_error"}
     assert not own & set(FIELD_INFO)
     # Every field the parser fills is in the record or kept apart (``links``).
     assert all(FIELD_INFO[name].record or name == "links" for name in PARSED_FIELDS)

@@ -15,7 +15,9 @@ any field whose kind is ``by_value``: another value), ``word-count`` (more than
 :data:`WORD_THRESHOLD` of the words, and at least :data:`WORD_MIN`), ``extracted`` (a custom
 extraction's value, one row per rule: field ``x:NAME``), ``body`` (another body hash; for a
 body the crawl did not read, as a file that is not HTML: another ``etag``, else another
-``last_modified``, else another ``size_bytes``).
+``last_modified``, else another ``size_bytes``), ``content`` (another main content: the
+Markdown of ``--markdown``, when both crawls made it; ``old`` and ``new`` are the first line
+that differs, cut to :data:`CONTENT_LINE` characters).
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from collections import namedtuple
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
 from ._fields import ChangeKind
 from ._models import DIFF_FIELDS, FIELD_CHANGES
+from ._pagecodec import unpack
 
 #: The kinds of change of a URL rather than of one of its fields.
 URL_CHANGES: tuple[ChangeKind, ...] = (
@@ -74,6 +78,7 @@ _BY_VALUE: tuple[tuple[str, str], ...] = tuple(
 DEFAULT_FAIL_ON = ("new-broken", "status")
 WORD_THRESHOLD = 0.2
 WORD_MIN = 10
+CONTENT_LINE = 120
 
 #: The columns a diff reads of each page (besides ``key`` and ``url``): the record's fields
 #: marked ``diff``, in field order. A list (``redirects``) is read as its length, the
@@ -222,6 +227,23 @@ def compare(a: DiffRow, b: DiffRow) -> Iterator[Change]:
             yield Change(url, "body", "body_hash", a.body_hash, b.body_hash)
     elif hash_a is None and hash_b is None and (validator := _unread_change(a, b)) is not None:
         yield Change(url, "body", validator, getattr(a, validator), getattr(b, validator))
+    # The main content, when both crawls made it (--markdown).
+    if a.markdown is not None and b.markdown is not None and a.markdown != b.markdown:
+        lines = _first_difference(a.markdown, b.markdown)
+        if lines is not None:
+            yield Change(url, "content", "markdown", *lines)
+
+
+def _first_difference(a: bytes | str, b: bytes | str) -> tuple[str, str] | None:
+    """The first line that differs between two Markdown texts (as stored, or text), each cut
+    to :data:`CONTENT_LINE` characters; None when the texts are the same."""
+    old, new = (text if isinstance(text, str) else unpack(text) or "" for text in (a, b))
+    if old == new:
+        return None
+    for line_a, line_b in zip_longest(old.splitlines(), new.splitlines(), fillvalue=""):
+        if line_a != line_b:
+            return line_a[:CONTENT_LINE], line_b[:CONTENT_LINE]
+    return "", ""  # (only line endings differ)
 
 
 def _unread_change(a: DiffRow, b: DiffRow) -> str | None:

@@ -23,6 +23,9 @@ the code around the record treats the field; every field list is derived from th
     its column in the report's "All pages" table (:class:`Column`);
 ``course``
     its heading among the course's first CSV columns (:mod:`sitecrawl.sinks._formats`);
+``csv``
+    False: CSV files leave it out unless asked for (``markdown``: a page of text a cell, only
+    with ``--csv-markdown``; :mod:`sitecrawl.sinks._tables`);
 ``record``
     False: kept and stored, but not part of the record ``to_dict`` and the sinks give.
 
@@ -78,6 +81,7 @@ class FieldInfo:
     audit_text: str | None = None
     report: Column | None = None
     course: str | None = None
+    csv: bool = True
     record: bool = True
 
 
@@ -97,6 +101,7 @@ def record_field(
     audit_text: str | None = None,
     report: Column | None = None,
     course: str | None = None,
+    csv: bool = True,
     record: bool = True,
 ) -> Any:
     """A :class:`~sitecrawl.Page` field with a default (``factory``: the default's factory,
@@ -109,6 +114,7 @@ def record_field(
         audit_text=audit_text,
         report=report,
         course=course,
+        csv=csv,
         record=record,
     )
     if factory is not None:

@@ -234,6 +234,20 @@ class Page:
     #: ``check``; :mod:`sitecrawl.audit._inlinks`), None in records written as pages arrive.
     inlinks: int | None = record_field(None, report=Column("Inlinks", "num", 9))
     unique_inlinks: int | None = record_field(None, report=Column("Unique inlinks", "num", 10))
+    #: The page's main content as Markdown (``--markdown``; :func:`sitecrawl.page_markdown`),
+    #: else None. Stored compressed; a change is the kind ``content``.
+    markdown: str | None = record_field(
+        None,
+        csv=False,
+        diff=ChangeKind(
+            "content",
+            "info",
+            140,
+            "Content changed",
+            "Pages whose main content (--markdown) changed: the first line that differs.",
+            by_value=False,
+        ),
+    )
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.
@@ -282,6 +296,8 @@ REPORT_COLUMNS: tuple[tuple[str, Column], ...] = tuple(
 COURSE_COLUMNS: dict[str, str] = {
     info.course: name for name, info in FIELD_INFO.items() if info.course is not None
 }
+#: The record fields CSV files leave out unless asked for (marked ``csv=False``).
+CSV_LEFT_OUT: frozenset[str] = frozenset(name for name, info in FIELD_INFO.items() if not info.csv)
 #: A page's record values in :data:`PAGE_FIELDS` order, read in one C call.
 _record_values = attrgetter(*PAGE_FIELDS)
 

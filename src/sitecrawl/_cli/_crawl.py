@@ -26,7 +26,7 @@ from ._common import (
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._options import add_crawl_options, config_from_args
-from ._outputs import check_outputs, check_writable, open_sinks
+from ._outputs import add_csv_markdown, check_outputs, check_writable, open_sinks
 from ._redis import add_redis_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data
 from ._store import CrawlRecords
@@ -68,6 +68,7 @@ def add_command(commands: Any) -> None:
         help="write pages to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout);"
         " repeatable",
     )
+    add_csv_markdown(crawl)
     crawl.add_argument(
         "--state",
         metavar="PATH",
@@ -198,7 +199,7 @@ async def _crawl_to_outputs(
         from ..parse import stored_rules
 
         extract = config.extract or stored_rules(state.config if state is not None else None)
-        with open_sinks(args.output, extract=extract) as sinks:
+        with open_sinks(args.output, extract=extract, csv_markdown=args.csv_markdown) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
                 config,

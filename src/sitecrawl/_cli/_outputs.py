@@ -3,6 +3,7 @@ when the command ends (:mod:`sitecrawl.sinks`)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -14,6 +15,16 @@ from ._ends import machine_failure
 if TYPE_CHECKING:
     from ..parse import Rule
     from ..sinks import Sink
+
+
+def add_csv_markdown(parser: argparse.ArgumentParser) -> None:
+    """``--csv-markdown``: CSV files keep the pages' ``markdown`` column."""
+    parser.add_argument(
+        "--csv-markdown",
+        action="store_true",
+        help="CSV outputs get the markdown column too (a page of text a cell: JSON Lines,"
+        " JSON and Parquet always have it)",
+    )
 
 
 def check_outputs(paths: Sequence[str], *, crawl: bool = False) -> None:
@@ -31,11 +42,14 @@ def check_outputs(paths: Sequence[str], *, crawl: bool = False) -> None:
 
 
 @contextmanager
-def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterator[list[Sink]]:
+def open_sinks(
+    paths: Sequence[str], *, extract: Sequence[Rule] = (), csv_markdown: bool = False
+) -> Iterator[list[Sink]]:
     """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
     and put in place, whole, when the block ends normally; when it raises, none is, and every
     path keeps what it held. A path that cannot be written is a :class:`UsageError`. With
-    custom extraction rules, CSV and Parquet get a column per rule; a Parquet file that wrote
+    custom extraction rules, CSV and Parquet get a column per rule (CSV the Markdown only with
+    ``csv_markdown``); a Parquet file that wrote
     a value as null (not of its rule's type) says how many on stderr."""
     from .._exceptions import ConfigError
     from ..sinks import sink_for
@@ -45,7 +59,7 @@ def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterato
     try:
         for path in paths:
             try:
-                sinks.append(sink_for(path, extract=extract))
+                sinks.append(sink_for(path, extract=extract, csv_markdown=csv_markdown))
             except (ConfigError, OSError) as exc:
                 raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         yield list(sinks)

@@ -127,7 +127,8 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
                 frontier, local, sinks, quiet=args.quiet, hello=hello, verbose=args.verbose
             )
 
-    with open_sinks(sinks_paths, extract=config.extract) as sinks:
+    csv_markdown = bool(getattr(args, "csv_markdown", False))
+    with open_sinks(sinks_paths, extract=config.extract, csv_markdown=csv_markdown) as sinks:
         return run_async(run(sinks))
 
 

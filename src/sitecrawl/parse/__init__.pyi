@@ -1,5 +1,6 @@
 # The public names of sitecrawl.parse, each once (its __init__.py serves them lazily).
 
+from ._content import require_markdown as require_markdown
 from ._decode import decode_html as decode_html
 from ._extract import Extracted as Extracted
 from ._extraction import Extraction as Extraction

@@ -29,7 +29,7 @@ class Extracted:
     fills by name (the :class:`~sitecrawl.Page` subset marked ``parsed``:
     :data:`~sitecrawl._models.PARSED_FIELDS`; each also reads as an attribute,
     ``data.title``), and what only steers the crawl. It crosses the parser processes'
-    ``marshal`` pipe as the tuple of its four attributes."""
+    ``marshal`` pipe as the tuple of its five attributes."""
 
     fields: dict[str, Any]
     #: ``outgoing_links`` minus those only ever linked with ``rel="nofollow"``.
@@ -38,6 +38,10 @@ class Extracted:
     robots_meta: str | None = None
     #: The custom extraction rules whose value could not be converted to their type.
     unconverted: list[str] = field(default_factory=list)
+    #: Why the content's Markdown could not be made, when a parser was asked for it
+    #: (``CrawlConfig.markdown``; made, it is ``fields["markdown"]``): the record keeps the
+    #: other fields, with a ``parse`` error.
+    markdown_error: str | None = None
 
     def __getattr__(self, name: str) -> Any:
         """A record field the parser filled, by name: ``data.title`` is

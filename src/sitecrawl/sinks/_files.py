@@ -27,9 +27,11 @@ class FileSink(Sink):
 
     FORMAT: str | None = None
 
-    def __init__(self, path: str, *, extract: Sequence[Rule] = ()) -> None:
+    def __init__(
+        self, path: str, *, extract: Sequence[Rule] = (), csv_markdown: bool = False
+    ) -> None:
         self.path = path
-        table = pages_table(extract)
+        table = pages_table(extract, csv_markdown=csv_markdown)
         self._writer: RowWriter = open_writer(path, table, format=self.FORMAT)
 
     @property
@@ -77,7 +79,7 @@ class ParquetSink(FileSink):
     FORMAT = ".parquet"
 
 
-#: ``(path, *, extract=rules) -> Sink``: how a sink is made for an output path.
+#: ``(path, *, extract=rules, csv_markdown=False) -> Sink``: how a sink is made for an output path.
 SinkFactory = Callable[..., Sink]
 
 #: A crawl's output suffix (``-o PATH``) -> the sink that writes it: the one place a new
@@ -93,8 +95,9 @@ def check_sinks(paths: Sequence[str]) -> None:
     check_outputs(paths, SINKS)
 
 
-def sink_for(path: str, *, extract: Sequence[Rule] = ()) -> Sink:
+def sink_for(path: str, *, extract: Sequence[Rule] = (), csv_markdown: bool = False) -> Sink:
     """The sink that a path's suffix names (:data:`SINKS`); ``-`` streams JSON Lines to
     stdout. With custom extraction rules, CSV and Parquet get one column per rule
-    (``x:NAME``). :class:`ConfigError` for an unknown suffix."""
-    return SINKS[format_of(path, SINKS)](path, extract=extract)
+    (``x:NAME``); CSV has the ``markdown`` column only with ``csv_markdown``.
+    :class:`ConfigError` for an unknown suffix."""
+    return SINKS[format_of(path, SINKS)](path, extract=extract, csv_markdown=csv_markdown)

@@ -33,11 +33,16 @@ from ._atomic import Replacement, located
 from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
 #: The course's report columns (heading -> field: the record's fields marked ``course``), then
-#: every other page field in record order (CSV only).
+#: every other page field in record order (CSV only; but ``markdown``, unless asked for:
+#: :attr:`~._tables.TableSpec.csv_left_out`).
 COURSE_COLUMNS = PAGE_COURSE_COLUMNS
 CSV_COLUMNS: tuple[str, ...] = (
     *COURSE_COLUMNS,
-    *(name for name in PAGES.names if name not in COURSE_COLUMNS.values()),
+    *(
+        name
+        for name in PAGES.names
+        if name not in COURSE_COLUMNS.values() and name not in PAGES.csv_left_out
+    ),
 )
 LIST_SEPARATOR = "\n"
 #: The most characters a spreadsheet cell holds (Excel); longer cells are cut, with a marker.
@@ -82,15 +87,17 @@ def csv_cell(value: object) -> str:
 
 def csv_columns(table: TableSpec) -> tuple[tuple[str, str], ...]:
     """A table's CSV columns as ``(heading, field)``: the pages table starts with the course's
-    columns; the others are their fields, in order."""
+    columns; the others are their fields, in order; but the table's ``csv_left_out``."""
+    left_out = table.csv_left_out
     if table.name == PAGES.name:
-        extra = tuple(name for name in table.names if name not in PAGES.names)
+        known = {*CSV_COLUMNS, *COURSE_COLUMNS.values()}
+        extra = tuple(name for name in table.names if name not in known)
         return tuple(
             (heading, COURSE_COLUMNS.get(heading, heading))
             for heading in (*CSV_COLUMNS, *extra)
-            if heading in COURSE_COLUMNS or heading in table.names
+            if (heading in COURSE_COLUMNS or heading in table.names) and heading not in left_out
         )
-    return tuple((name, name) for name in table.names)
+    return tuple((name, name) for name in table.names if name not in left_out)
 
 
 def csv_row(record: Row, table: TableSpec = PAGES) -> list[str]:
