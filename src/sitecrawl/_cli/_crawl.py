@@ -202,7 +202,7 @@ async def _crawl_to_outputs(
         from ..parse import stored_rules
 
         extract = config.extract or stored_rules(state.config if state is not None else None)
-        with open_sinks(args.output, extract=extract) as sinks:
+        with open_sinks(args.output, extract=extract, base_url=config.base_url) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
                 config,

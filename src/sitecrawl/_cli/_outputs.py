@@ -3,6 +3,7 @@ when the command ends (:mod:`sitecrawl.sinks`), pages streamed from a store into
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,34 +18,38 @@ if TYPE_CHECKING:
     from ..sinks import Sink
 
 
-def check_outputs(paths: Sequence[str]) -> None:
+def check_outputs(paths: Sequence[str], *, pages: bool = True) -> None:
     """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
-    before anything is opened."""
+    before anything is opened. ``pages``: the outputs of pages' content (``DIR/``,
+    ``llms.txt``, ``llms-full.txt``) are known too."""
     from .._exceptions import ConfigError
     from ..sinks import check_outputs as check
 
     try:
-        check(paths)
+        check(paths, page_outputs=pages)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
 
 @contextmanager
-def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterator[list[Sink]]:
+def open_sinks(
+    paths: Sequence[str], *, extract: Sequence[Rule] = (), base_url: str | None = None
+) -> Iterator[list[Sink]]:
     """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
     and put in place, whole, when the block ends normally; when it raises, none is, and every
     path keeps what it held. A path that cannot be written is a :class:`UsageError`. With
     custom extraction rules, CSV and Parquet get a column per rule; a Parquet file that wrote
-    a value as null (not of its rule's type) says how many on stderr."""
+    a value as null (not of its rule's type) says how many on stderr. ``base_url``: the
+    crawl's start URL (whose host's pages go at the top of a ``DIR/``)."""
     from .._exceptions import ConfigError
-    from ..sinks import FileSink, sink_for
+    from ..sinks import FileSink, PageOutput, sink_for
 
     check_outputs(paths)
-    sinks: list[FileSink] = []
+    sinks: list[FileSink | PageOutput] = []
     try:
         for path in paths:
             try:
-                sinks.append(sink_for(path, extract=extract))
+                sinks.append(sink_for(path, extract=extract, base_url=base_url))
             except (ConfigError, OSError) as exc:
                 raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         yield list(sinks)
@@ -70,8 +75,16 @@ def check_writable(path: str, *, output: bool = False) -> None:
     """A :class:`UsageError` now, not after a crawl (nor after its state file was made), when
     ``path`` (``output``: a ``-o`` file) cannot be written: its temporary file cannot be
     created beside it. Nothing is left behind; a special file (a named pipe) is not opened."""
-    from ..sinks import Replacement
+    from ..sinks import Replacement, is_page_output
 
+    if is_page_output(path) and path.endswith(("/", os.sep)):  # a folder of Markdown files
+        folder = path.rstrip("/" + os.sep) or os.sep
+        if os.path.isdir(folder):
+            path = os.path.join(folder, "index.md")  # a file in it can be written
+        elif os.path.lexists(folder):
+            raise UsageError(f"cannot write output: Not a directory ({path})")
+        else:
+            path = folder  # it can be made
     trial = Replacement(path)
     if trial.direct:
         return

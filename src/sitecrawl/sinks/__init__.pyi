@@ -5,6 +5,10 @@ from ._atomic import Replacement as Replacement
 from ._atomic import open_replacing as open_replacing
 from ._atomic import replacing as replacing
 from ._base import Sink as Sink
+from ._chunk_rows import CHUNKS as CHUNKS
+from ._chunk_rows import DEFAULT_CHUNK_TOKENS as DEFAULT_CHUNK_TOKENS
+from ._chunk_rows import chunk_rows as chunk_rows
+from ._chunk_rows import store_chunk_rows as store_chunk_rows
 from ._files import CsvSink as CsvSink
 from ._files import FileSink as FileSink
 from ._files import JsonlSink as JsonlSink
@@ -26,6 +30,15 @@ from ._formats import open_writers as open_writers
 from ._formats import safe_cell as safe_cell
 from ._formats import write_rows as write_rows
 from ._formats import write_rows_async as write_rows_async
+from ._llms import LlmsFile as LlmsFile
+from ._llms import LlmsPage as LlmsPage
+from ._llms import llms_full_txt as llms_full_txt
+from ._llms import llms_txt as llms_txt
+from ._markdown_files import MarkdownFiles as MarkdownFiles
+from ._markdown_files import markdown_path as markdown_path
+from ._page_outputs import PageOutput as PageOutput
+from ._page_outputs import is_page_output as is_page_output
+from ._page_outputs import needs_markdown as needs_markdown
 from ._tables import TABLES as TABLES
 from ._tables import TableSpec as TableSpec
 from ._tables import pages_table as pages_table

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from .._models import Page
 from ._base import Sink
 from ._formats import RowWriter, open_writer
+from ._page_outputs import PageOutput, is_markdown_dir, llms_kind
 from ._tables import pages_table
 
 if TYPE_CHECKING:
@@ -77,7 +78,19 @@ class ParquetSink(FileSink):
     FORMAT = ".parquet"
 
 
-def sink_for(path: str, *, extract: Sequence[Rule] = ()) -> FileSink:
+def sink_for(
+    path: str, *, extract: Sequence[Rule] = (), base_url: str | None = None
+) -> FileSink | PageOutput:
     """The sink that a path's extension names; ``-`` streams JSON Lines to stdout. With custom
-    extraction rules, CSV and Parquet get one column per rule (``x:NAME``)."""
+    extraction rules, CSV and Parquet get one column per rule (``x:NAME``). A path ending in
+    ``/``, ``llms.txt`` and ``llms-full.txt`` are the pages' content (:mod:`._page_outputs`;
+    ``base_url``: the crawl's start URL)."""
+    if is_markdown_dir(path):
+        from ._markdown_files import MarkdownFiles
+
+        return MarkdownFiles(path, base_url=base_url)
+    if llms_kind(path) is not None:
+        from ._llms import LlmsFile
+
+        return LlmsFile(path, base_url=base_url)
     return FileSink(path, extract=extract)

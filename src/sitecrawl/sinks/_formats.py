@@ -29,6 +29,7 @@ from typing import IO, Any
 from .._exceptions import ConfigError
 from .._json import dump_line, dumps
 from ._atomic import Replacement, located
+from ._page_outputs import is_page_output
 from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
 #: The course's report columns, then every other page field in record order (CSV only).
@@ -394,12 +395,15 @@ def format_of(path: str) -> str:
     return found
 
 
-def check_outputs(paths: Sequence[str]) -> None:
+def check_outputs(paths: Sequence[str], *, page_outputs: bool = False) -> None:
     """Refuse, before anything is written: an unknown format, or one output named twice
-    (``-o - -o -`` would print every record twice). :class:`ConfigError`."""
+    (``-o - -o -`` would print every record twice). :class:`ConfigError`. ``page_outputs``:
+    a folder (``DIR/``), ``llms.txt`` and ``llms-full.txt`` are known too
+    (:mod:`._page_outputs`)."""
     seen: set[str] = set()
     for path in paths:
-        format_of(path)
+        if not (page_outputs and is_page_output(path)):
+            format_of(path)
         same = path if path == "-" else os.path.realpath(path)
         if same in seen:
             shown = "- (stdout)" if path == "-" else repr(path)
