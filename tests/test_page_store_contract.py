@@ -81,6 +81,7 @@ FULL = Page(
     extracted={"price": 9.5, "n": 3, "on": True, "none": None, "tags": ["a", "é"], "ld": {"a": 1}},
     inlinks=5,
     unique_inlinks=4,
+    markdown="# Tïtle\n\nSome *text* \u202e with a [link](" + B + "/a).\n" * 40,
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),

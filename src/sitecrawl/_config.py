@@ -240,6 +240,11 @@ class Politeness:
             raise ConfigError("backoff times must be 0 or more")
 
 
+#: ``--markdown-scope``: the page's main content, or the whole page (see
+#: :func:`~sitecrawl.page_markdown`).
+MarkdownScope = Literal["main", "full"]
+MARKDOWN_SCOPES: tuple[MarkdownScope, ...] = ("main", "full")
+
 RenderMode = Literal["never", "auto", "always"]
 RENDER_MODES: tuple[RenderMode, ...] = ("never", "auto", "always")
 
@@ -415,6 +420,30 @@ class CrawlConfig:
         group="custom extraction",
         keyword="extract",
     )
+    #: Each HTML page's content as GitHub-flavoured Markdown (``Page.markdown``), made in the
+    #: parser processes (:func:`~sitecrawl.page_markdown`; the ``markdown`` extra).
+    markdown: bool = setting(
+        False,
+        flag(
+            "--markdown",
+            kind="true",
+            help="give each HTML page's main content as Markdown (the markdown field; needs"
+            " pip install 'sitecrawl[markdown]')",
+        ),
+        group="content",
+        keyword="markdown",
+    )
+    markdown_scope: MarkdownScope = setting(
+        "main",
+        flag(
+            "--markdown-scope",
+            choices=MARKDOWN_SCOPES,
+            help="with --markdown: main (default: navigation, header, footer, sidebars and"
+            " banners dropped) or full (the whole page, scripts and styles out)",
+        ),
+        group="content",
+        keyword="markdown_scope",
+    )
     #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
     render: Render = field(default_factory=Render, metadata=section("rendering (JavaScript)"))
     #: Let redirects, links, sitemaps and robots.txt lead to addresses of a more private class
@@ -440,6 +469,8 @@ class CrawlConfig:
         object.__setattr__(self, "start_urls", starts)
         if self.processes < 1:
             raise ConfigError(f"processes must be at least 1, got {self.processes}")
+        if self.markdown_scope not in MARKDOWN_SCOPES:
+            raise ConfigError(f"markdown scope is main or full, not {self.markdown_scope!r}")
         if self.subdomains and self.rules.scope not in (None, "subdomains"):
             raise ConfigError(f"subdomains=True contradicts scope {self.rules.scope!r}")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from ._crawler import AsyncCrawler
 
 if TYPE_CHECKING:
-    from ._config import CrawlConfig
+    from ._config import CrawlConfig, MarkdownScope
     from ._config_requests import Requests
     from ._crawler import PageHook
     from .frontier import Frontier
@@ -36,6 +36,8 @@ class CrawlOptions(TypedDict, total=False):
     throttle: Throttle | None
     requests: Requests | None
     extract: Mapping[str, Any] | None
+    markdown: bool
+    markdown_scope: MarkdownScope | None
 
 
 async def crawl_site_async(

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from ._config import CrawlConfig
+from ._config import CrawlConfig, MarkdownScope
 from ._config_requests import Requests
-from ._course import CourseAPI, config_from_keywords
+from ._course import KEYWORDS, CourseAPI, config_from_keywords
 from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError
 from ._log import logger, request_line
 from ._models import FAILURES_KEPT, CrawlStats, Page, Request
@@ -62,7 +62,8 @@ class AsyncCrawler(CourseAPI):
     The crawl's settings come from ``config`` or, without one, from the keywords
     (``max_concurrency``, ``max_pages``, ``max_depth``, ``subdomains``, ``user_agent``,
     ``timeout``, ``processes``, ``link_details``, ``requests``: headers, cookies, auth and
-    proxy, a :class:`~sitecrawl.Requests`); passing ``config`` with any of those set
+    proxy, a :class:`~sitecrawl.Requests`; ``markdown``, ``markdown_scope``: each HTML
+    page's content as Markdown, ``Page.markdown``); passing ``config`` with any of those set
     (or with another ``base_url``) raises :class:`ConfigError`. ``state`` (a file path) keeps
     the frontier and every page in SQLite, so that running the same crawl again resumes it;
     by default everything lives in memory. Either way ``page_data`` holds this run's pages
@@ -96,19 +97,11 @@ class AsyncCrawler(CourseAPI):
         throttle: Throttle | None = None,
         requests: Requests | None = None,
         extract: Mapping[str, Any] | None = None,
+        markdown: bool = False,
+        markdown_scope: MarkdownScope | None = None,
     ) -> None:
-        keywords = {
-            "max_concurrency": max_concurrency,
-            "max_pages": max_pages,
-            "max_depth": max_depth,
-            "subdomains": subdomains,
-            "user_agent": user_agent,
-            "timeout": timeout,
-            "processes": processes,
-            "link_details": link_details,
-            "requests": requests,
-            "extract": extract,
-        }
+        # The setting keywords (declared on the config's fields: KEYWORDS) as given.
+        keywords = {name: value for name, value in locals().items() if name in KEYWORDS}
         config = config_from_keywords(base_url, config, keywords)
         self.base_url = config.base_url  # canonical (CrawlConfig)
         starts = list(config.starts)
@@ -134,6 +127,7 @@ class AsyncCrawler(CourseAPI):
             config.processes,
             link_details=bool(config.link_details),
             extraction=Extraction(config.extract) if config.extract else None,
+            markdown=config.markdown_scope if config.markdown else None,
         )
         self._resources = contextlib.AsyncExitStack()
         # Credentials go to the start URLs' scope: not where a start URL redirects off-site.
@@ -220,6 +214,7 @@ class AsyncCrawler(CourseAPI):
         config, self.config = self.config, resumed.config
         if config.extract != self.config.extract:
             self._parser.extraction = Extraction(self.config.extract)
+        self._parser.markdown = self.config.markdown_scope if self.config.markdown else None
         if given_rules(config) != given_rules(self.config):
             self.scope.reaim(self.config.scope_kind)
             self._trusted.reaim(self.config.scope_kind)

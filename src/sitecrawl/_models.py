@@ -123,6 +123,7 @@ class Page:
     #: ``check``; :mod:`sitecrawl.audit._inlinks`), None in records written as pages arrive.
     inlinks: int | None = None
     unique_inlinks: int | None = None
+    markdown: str | None = None  # the content as Markdown (--markdown), else None
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.

@@ -170,8 +170,10 @@ def config_from_args(
 ) -> CrawlConfig:
     """The options of :func:`add_crawl_options` (and ``args.url`` / ``args.urls``) as a frozen
     config; a bad value is a :class:`UsageError`. Rendering asked for without Playwright or a
-    browser is one too, naming what to install, before any crawling."""
+    browser is one too, naming what to install, before any crawling; so is Markdown without
+    the markdown extra."""
     from .._exceptions import ConfigError
+    from ..parse import require_markdown
     from ..render import find_browser
 
     starts = tuple(getattr(args, "urls", None) or [args.url])
@@ -183,6 +185,8 @@ def config_from_args(
         )
         if config.render.mode != "never":
             find_browser(config.render)
+        if config.markdown:  # MissingExtra (a ConfigError) names the install command
+            require_markdown()
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     return config

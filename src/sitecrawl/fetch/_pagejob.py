@@ -175,16 +175,19 @@ class PoliteClient:
                 return exc
 
 
-def validators(previous: Page | None) -> dict[str, str]:
+def validators(previous: Page | None, markdown: bool = False) -> dict[str, str]:
     """The conditional request's headers from an earlier crawl's record of the URL: none
     unless it answered 200 without error and sent an ``ETag`` or ``Last-Modified``, and was
     not rendered (a rendered page's content comes from the data its scripts load, not from
-    its HTML: an unchanged application shell says nothing of it, so it is rendered again)."""
+    its HTML: an unchanged application shell says nothing of it, so it is rendered again);
+    with ``markdown``, none for an HTML page recorded without its Markdown (a ``304`` would
+    leave it without)."""
     if (
         previous is None
         or previous.status != 200
         or previous.error is not None
         or previous.rendered
+        or (markdown and previous.markdown is None and previous.word_count is not None)
     ):
         return {}
     headers = {}
@@ -267,7 +270,7 @@ class PageJob:
         page = Page(url=request.url, depth=request.depth, attempts=0)
         # A start or list URL (depth 0) is fetched wherever it redirects.
         trail = self.trail(request.url, anywhere=request.depth == 0)
-        conditions = validators(previous)
+        conditions = validators(previous, self._config.markdown)
         try:
             result = await self.fetch(trail, conditions)
         except FetchError as exc:
@@ -294,6 +297,7 @@ class PageJob:
             response_time_ms=response.elapsed_ms,
             in_sitemap=False,
             revalidated=True,
+            markdown=previous.markdown if self._config.markdown else None,
             etag=response.etag or previous.etag,
             last_modified=response.last_modified or previous.last_modified,
         )
@@ -334,6 +338,8 @@ class PageJob:
             setattr(page, name, getattr(data, name))
         if data.unconverted:
             self.unconverted.update(data.unconverted)
+        if data.markdown_error is not None:  # the other fields kept: a record with its error
+            failed(page, ParseError(data.markdown_error, url=page.url))
         directives = page_directives(data.robots_meta, response.robots_tag, self._token)
         page.indexable = not directives.noindex
         if response.truncated:

@@ -6,8 +6,8 @@ crawl begins and reads it back as :attr:`~sitecrawl.frontier.Frontier.config`;
 :class:`~sitecrawl.AsyncCrawler` applies the policy to whatever frontier it is given.
 
 The policy, the same for every stored option of the crawl's aim (:data:`AIM`: the rules,
-the extraction rules, rendering): a resumed or joined run that gives the same takes it; one
-that gives none takes the stored one (and says so); one that gives another is refused with
+the extraction rules, rendering, Markdown): a resumed or joined run that gives the same takes
+it; one that gives none takes the stored one (and says so); one that gives another is refused with
 :class:`~sitecrawl._exceptions.ResumeRefused` (the queue, the links seen and the pages stored
 so far were decided by the stored one). Credentials are stored by name only: a run is given
 them again or refused. The rest (concurrency, processes, page and depth limits, timeouts,
@@ -90,6 +90,8 @@ def decode(
         processes=processes or 1,
         extract=tuple(Rule(**rule) for rule in stored.get("extract") or ()),
         render=render_here(stored),
+        markdown=bool(stored.get("markdown", False)),
+        markdown_scope=stored.get("markdown_scope") or "main",
         allow_private_redirects=bool(stored.get("allow_private_redirects", False)),
     )
 
@@ -105,7 +107,8 @@ def joined(stored: Mapping[str, Any], given: CrawlConfig) -> CrawlConfig:
         max_concurrency=given.limits.max_concurrency,
         processes=given.processes,
     )
-    aim = {name: getattr(given, name) for name in ("rules", "subdomains", "extract", "render")}
+    names = ("rules", "subdomains", "extract", "render", "markdown", "markdown_scope")
+    aim = {name: getattr(given, name) for name in names}
     return replace(config, **aim)
 
 
@@ -166,6 +169,17 @@ def render_here(stored: Mapping[str, Any], browser: str | None = None) -> Render
     raise ResumeRefused(f"this crawl renders pages (--render {render['mode']}): {error}", path="")
 
 
+def _markdown(value: tuple[bool, str]) -> str:
+    markdown, scope = value
+    if not markdown:
+        return "no --markdown"
+    return "--markdown" + (f" --markdown-scope {scope}" if scope != "main" else "")
+
+
+def _take_markdown(config: CrawlConfig, value: Any, stored: Mapping[str, Any]) -> CrawlConfig:
+    return replace(config, markdown=value[0], markdown_scope=value[1])
+
+
 #: The stored options of a crawl's aim, one row each: a new one is one row.
 AIM: tuple[Aim, ...] = (
     Aim(
@@ -194,6 +208,18 @@ AIM: tuple[Aim, ...] = (
         "never",
         lambda mode: f"--render {mode}",
         _take_render,
+    ),
+    Aim(  # the pages stored so far have their Markdown of this scope, or none
+        "Markdown",
+        "it",
+        lambda config: (config.markdown, config.markdown_scope if config.markdown else "main"),
+        lambda stored: (
+            bool(stored.get("markdown", False)),
+            (stored.get("markdown_scope") or "main") if stored.get("markdown") else "main",
+        ),
+        (False, "main"),
+        _markdown,
+        _take_markdown,
     ),
 )
 

@@ -6,9 +6,9 @@ Kept apart from the event-loop side so that a new child imports only what parsin
 loop parses pages itself instead of queueing them behind the child's imports.
 
 The first frame on its stdin is its setup (:func:`setup_frame`): length-prefixed JSON saying
-whether to fill :attr:`Extracted.links` for every page and which custom extraction rules to
-run on every page. (Not its command line: rules of more than 128 KiB passed the kernel's
-limit on one argument.) Then each
+whether to fill :attr:`Extracted.links` for every page, which custom extraction rules to
+run on every page and whether to make its Markdown (the scope, or None). (Not its command
+line: rules of more than 128 KiB passed the kernel's limit on one argument.) Then each
 job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url)`` and
 the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
 ``None`` once, when the child is ready; then, for each job in order, a tuple of the
@@ -36,6 +36,7 @@ from typing import BinaryIO
 
 from .._exceptions import ParseError
 from .._urls import JoinCache
+from ._content import Scope, page_markdown
 from ._decode import decode_html
 from ._extract import Extracted, parse_html
 from ._extraction import Extraction, Rule
@@ -54,16 +55,25 @@ def parse_body(
     url: str,
     link_details: bool = False,
     extraction: Extraction | None = None,
+    markdown: Scope | None = None,
 ) -> Extracted:
     """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
-    also each link's text and rel (:attr:`Extracted.links`). Raises :class:`ParseError` for
-    markup that would cost the parser more than :data:`~._markup.BUDGET` (see :mod:`._markup`)."""
+    also each link's text and rel (:attr:`Extracted.links`); ``markdown``: also the content
+    as Markdown of that scope (:attr:`Extracted.markdown`; a failure is
+    :attr:`Extracted.markdown_error`). Raises :class:`ParseError` for markup that would cost
+    the parser more than :data:`~._markup.BUDGET` (see :mod:`._markup`)."""
     text = decode_html(body, charset)
     # The scan reads markup as ASCII bytes: UTF-16 and UTF-32 bodies (NULs) as UTF-8 again.
     reason = markup_reason(text.encode("utf-8", "replace") if b"\0" in body else body)
     if reason is not None:
         raise ParseError(reason, url=url)
-    return parse_html(text, url, _joins, link_details=link_details, extraction=extraction)
+    data = parse_html(text, url, _joins, link_details=link_details, extraction=extraction)
+    if markdown is not None:
+        try:
+            data.markdown = page_markdown(text, url, scope=markdown)
+        except Exception as exc:  # the converters' boundary: the other fields stay
+            data.markdown_error = f"no Markdown: {exc!r}"
+    return data
 
 
 def parse_or_error(
@@ -72,11 +82,12 @@ def parse_or_error(
     url: str,
     link_details: bool,
     extraction: Extraction | None = None,
+    markdown: Scope | None = None,
 ) -> Extracted:
     """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
-        return parse_body(body, charset, url, link_details, extraction)
+        return parse_body(body, charset, url, link_details, extraction, markdown)
     except ParseError:
         raise
     except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
@@ -90,14 +101,18 @@ def job_frame(body: bytes, charset: str | None, url: str) -> tuple[bytes, bytes]
     return JOB.pack(len(meta), len(body)) + meta, body
 
 
-def setup_frame(link_details: bool, extraction: Extraction | None) -> bytes:
-    """The first frame a child reads: ``link_details`` and the rules, as length-prefixed JSON."""
+def setup_frame(
+    link_details: bool, extraction: Extraction | None, markdown: Scope | None = None
+) -> bytes:
+    """The first frame a child reads: ``link_details``, the rules and the Markdown scope
+    (None: no Markdown), as length-prefixed JSON."""
     rules = [rule.to_json() for rule in extraction.rules] if extraction else []
-    setup = json.dumps({"link_details": link_details, "extract": rules}).encode()
-    return LENGTH.pack(len(setup)) + setup
+    setup = {"link_details": link_details, "extract": rules, "markdown": markdown}
+    encoded = json.dumps(setup).encode()
+    return LENGTH.pack(len(encoded)) + encoded
 
 
-def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None] | None:
+def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None, Scope | None] | None:
     """The setup written by :func:`setup_frame`; None when the parent closed the channel
     before (it was stopped while we started)."""
     header = stdin.read(LENGTH.size)
@@ -106,7 +121,8 @@ def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None] | None:
     (size,) = LENGTH.unpack(header)
     setup = json.loads(stdin.read(size))
     rules = [Rule(**item) for item in setup["extract"]]
-    return bool(setup["link_details"]), Extraction(rules) if rules else None
+    markdown = setup.get("markdown")
+    return bool(setup["link_details"]), Extraction(rules) if rules else None, markdown
 
 
 def _write(stdout: BinaryIO, answer: bytes) -> None:
@@ -119,14 +135,17 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     the parent closes the pipe."""
     if (setup := read_setup(stdin)) is None:
         return
-    link_details, extraction = setup
+    link_details, extraction, markdown = setup
+    if markdown is not None:  # the converters imported before the child says it is ready
+        with contextlib.suppress(ImportError):  # (the parent checked; else: each page says)
+            from . import _content_tree  # noqa: F401
     _write(stdout, marshal.dumps(None))
     while header := stdin.read(JOB.size):
         meta_size, body_size = JOB.unpack(header)
         charset, url = marshal.loads(stdin.read(meta_size))
         body = stdin.read(body_size)
         try:
-            data = parse_or_error(body, charset, url, link_details, extraction)
+            data = parse_or_error(body, charset, url, link_details, extraction, markdown)
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc)])
         else:

@@ -9,6 +9,8 @@ Both libraries are the ``markdown`` extra, imported on the first call.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from typing import Literal
 
 from .._exceptions import ConfigError, MissingExtra
@@ -17,6 +19,28 @@ from ._decode import decode_html
 Scope = Literal["main", "full"]
 SCOPES: tuple[Scope, ...] = ("main", "full")
 INSTALL_HINT = "pip install 'sitecrawl[markdown]'"
+#: The modules the extra brings (``lxml_html_clean``: justext imports it through lxml).
+_MODULES = ("trafilatura", "html_to_markdown", "lxml", "lxml_html_clean")
+
+
+def _missing(reason: str) -> MissingExtra:
+    return MissingExtra(
+        f"Markdown needs trafilatura and html-to-markdown ({reason}): {INSTALL_HINT}",
+        extra="markdown",
+    )
+
+
+def require_markdown() -> None:
+    """Raise :class:`~sitecrawl.MissingExtra` (one line, naming the install command) unless
+    the markdown extra's modules can be imported; cheap: they are found, not imported (a
+    crawl with ``markdown=True`` asks before it starts; its parser processes import them)."""
+    for name in _MODULES:
+        try:
+            found = sys.modules[name] if name in sys.modules else importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise _missing(f"no module {name}")
 
 
 def page_markdown(html: str | bytes, url: str, *, scope: Scope = "main") -> str:
@@ -36,9 +60,6 @@ def page_markdown(html: str | bytes, url: str, *, scope: Scope = "main") -> str:
     except ImportError as exc:
         # One line: what failed to import (some ImportErrors have a message of several lines).
         reason = f"no module {exc.name}" if exc.name else (str(exc).splitlines() or ["?"])[0]
-        raise MissingExtra(
-            f"Markdown needs trafilatura and html-to-markdown ({reason}): {INSTALL_HINT}",
-            extra="markdown",
-        ) from None
+        raise _missing(reason) from None
     text = decode_html(html) if isinstance(html, bytes) else html
     return _content_tree.convert(text, url, scope)

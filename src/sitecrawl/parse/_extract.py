@@ -52,6 +52,10 @@ class Extracted:
     extracted: dict[str, Any] = field(default_factory=dict)
     #: The rules whose value could not be converted to their type.
     unconverted: list[str] = field(default_factory=list)
+    #: The content as Markdown (a parser asked for it: ``CrawlConfig.markdown``), and why it
+    #: could not be made (the record keeps the other fields, with a ``parse`` error).
+    markdown: str | None = None
+    markdown_error: str | None = None
 
 
 def _text(node: LexborNode | None) -> str | None:

@@ -25,7 +25,9 @@ A user's extraction rules are not bounded by the scan (a regex that backtracks, 
 a selector that is cubic on the page), so with rules **every page is parsed in a child**,
 under the deadline, and none on the event loop, whose work stays bounded and whose signal
 handlers stay responsive: at least one child runs, even with ``processes=1``, and a page
-waits for a ready child rather than being parsed on the loop. When the crawl is stopped
+waits for a ready child rather than being parsed on the loop. Markdown
+(``markdown=``: trafilatura and html-to-markdown, ~20 ms a page and not bounded by the scan)
+is the same, with a child for each of ``processes``. When the crawl is stopped
 (:meth:`Parser.stop`, Ctrl-C), the deadline becomes :data:`STOP_DEADLINE`, and a page whose
 child is gone is an error instead of waiting for another child: a stop takes seconds, not
 one deadline per page in flight.
@@ -44,6 +46,7 @@ from types import TracebackType
 from .._exceptions import ParseError
 from ._channels import answers_channel, jobs_channel
 from ._child import LENGTH, job_frame, parse_or_error, setup_frame
+from ._content import Scope, require_markdown
 from ._extract import Extracted
 from ._extraction import Extraction
 
@@ -226,6 +229,7 @@ async def _spawn(
     deadline: float,
     extraction: Extraction | None,
     changed: asyncio.Event,
+    markdown: Scope | None = None,
 ) -> _ParserProcess:
     jobs_child, jobs_loop = jobs_channel()
     answers_child, answers_loop = answers_channel()
@@ -261,7 +265,8 @@ async def _spawn(
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), jobs_file
     )
     jobs = asyncio.StreamWriter(transport, protocol, None, loop)
-    jobs.write(setup_frame(link_details, extraction))  # read first; the jobs queue behind it
+    # Read first; the jobs queue behind it.
+    jobs.write(setup_frame(link_details, extraction, markdown))
     return _ParserProcess(process, jobs, (answers, reading), deadline, changed)
 
 
@@ -274,6 +279,7 @@ class Parser:
         *,
         link_details: bool = False,
         extraction: Extraction | None = None,
+        markdown: Scope | None = None,
         backlog: int = 12,
         deadline: float = PARSE_DEADLINE,
     ) -> None:
@@ -285,6 +291,7 @@ class Parser:
         #: The custom extraction rules run on every page (a child is given them when it
         #: starts); with rules, pages are parsed in children only.
         self.extraction = extraction
+        self.markdown = markdown
         #: Pages a child may have waiting before the event loop parses the next one itself.
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
@@ -307,12 +314,32 @@ class Parser:
         self.stopping = False
 
     @property
+    def markdown(self) -> Scope | None:
+        """Each page's content as Markdown of this scope (None: none); like the rules, it
+        makes every page parsed in a child. Set, it raises :class:`~sitecrawl.MissingExtra`
+        (before any page) when the markdown extra is not installed."""
+        return self._markdown
+
+    @markdown.setter
+    def markdown(self, scope: Scope | None) -> None:
+        if scope is not None:
+            require_markdown()
+        self._markdown = scope
+
+    @property
     def isolated(self) -> bool:
-        """True when every page is parsed in a child (there are extraction rules)."""
-        return bool(self.extraction)
+        """True when every page is parsed in a child (there are extraction rules, or pages
+        get their Markdown: a cost the markup scan does not bound)."""
+        return bool(self.extraction) or self.markdown is not None
 
     async def __aenter__(self) -> Parser:
-        wanted = max(self.processes - 1, 1 if self.isolated else 0)
+        # With Markdown, the event loop parses nothing and the conversion is most of a page's
+        # cost: a child for each process asked for (the loop's own work is small beside it).
+        wanted = (
+            max(self.processes, 1)
+            if self.markdown is not None
+            else max(self.processes - 1, 1 if self.isolated else 0)
+        )
         try:
             while len(self._children) < wanted:
                 self._children.append(await self._spawn())
@@ -326,7 +353,7 @@ class Parser:
         then kills the child and waits for it: cancelled midway, uvloop left the process it
         had started to end after the event loop closed, with a traceback."""
         starting = asyncio.ensure_future(
-            _spawn(self.link_details, self.deadline, self.extraction, self._changed)
+            _spawn(self.link_details, self.deadline, self.extraction, self._changed, self.markdown)
         )
         try:
             return await asyncio.shield(starting)
@@ -405,7 +432,7 @@ class Parser:
                     return data
         # No child ready, or all of them busy: the event loop has spare time, parse here.
         self.parsed_here += 1
-        return parse_or_error(body, charset, url, self.link_details, self.extraction)
+        return parse_or_error(body, charset, url, self.link_details, self.extraction, self.markdown)
 
     async def _parse_in_child(self, body: bytes, charset: str | None, url: str) -> Extracted:
         """With extraction rules: parse in a child, never on the event loop (a rule may take
