@@ -13,6 +13,7 @@ from ._common import UsageError
 from ._ends import machine_failure
 
 if TYPE_CHECKING:
+    from .._config import CrawlConfig
     from .._models import Page
     from ..parse import Rule
     from ..sinks import Sink
@@ -29,6 +30,25 @@ def check_outputs(paths: Sequence[str], *, pages: bool = True) -> None:
         check(paths, page_outputs=pages)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+
+
+def markdown_for_outputs(config: CrawlConfig, paths: Sequence[str]) -> CrawlConfig:
+    """``config`` with ``--markdown`` on when an output holds each page's Markdown (``DIR/``,
+    ``llms-full.txt``): asking for the files asks for their content. Without the markdown
+    extra, a :class:`UsageError` naming the install command."""
+    from dataclasses import replace
+
+    from .._exceptions import ConfigError
+    from ..parse import require_markdown
+    from ..sinks import needs_markdown
+
+    if config.markdown or not any(needs_markdown(path) for path in paths):
+        return config
+    try:
+        require_markdown()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return replace(config, markdown=True)
 
 
 @contextmanager

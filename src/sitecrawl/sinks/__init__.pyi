@@ -35,7 +35,9 @@ from ._llms import LlmsPage as LlmsPage
 from ._llms import llms_full_txt as llms_full_txt
 from ._llms import llms_txt as llms_txt
 from ._markdown_files import MarkdownFiles as MarkdownFiles
+from ._markdown_files import markdown_document as markdown_document
 from ._markdown_files import markdown_path as markdown_path
+from ._markdown_files import now_utc as now_utc
 from ._page_outputs import PageOutput as PageOutput
 from ._page_outputs import is_page_output as is_page_output
 from ._page_outputs import needs_markdown as needs_markdown
