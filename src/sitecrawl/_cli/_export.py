@@ -94,13 +94,13 @@ def _execute(args: argparse.Namespace) -> int:
     async def export() -> int:
         async with open_store(args) as store:
             try:
-                count = None
-                if pages_outputs:
-                    with open_sinks(pages_outputs, base_url=store.base_url) as sinks:
+                count = 0
+                # the content's files put in place once the table's are written too
+                with open_sinks(pages_outputs, base_url=store.base_url) as sinks:
+                    if sinks:
                         count = await write_pages(store.read_pages(), sinks)
-                if rows_outputs:
-                    count = await _write_table(store, rows_outputs)
-                assert count is not None
+                    if rows_outputs:
+                        count = await _write_table(store, rows_outputs)
                 return count
             except ConfigError as exc:
                 raise UsageError(str(exc)) from None
@@ -123,7 +123,7 @@ def _execute(args: argparse.Namespace) -> int:
 
     count = run_async(export())
     if not args.quiet:
-        what = "pages" if args.table == "pages" and not rows_outputs else f"{args.table} rows"
+        what = args.table if args.table in ("pages", "chunks") else f"{args.table} rows"
         where = "" if args.output == ["-"] else f": {', '.join(args.output)}"
         print(f"{count:,} {what} from {source_name(args)}{where}", file=sys.stderr)
     return EXIT_OK

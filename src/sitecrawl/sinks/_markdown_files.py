@@ -30,7 +30,11 @@ after its response). Pages without Markdown (failures, non-HTML bodies, a crawl 
 ``--markdown``) and failed pages are not written.
 
 Each file is written to ``.NAME.sitecrawl-tmp-PID`` beside it and renamed over ``NAME``: a
-file is whole or absent, an earlier run's file stays until the new one replaces it. The
+file is whole or absent, an earlier run's file stays until the new one replaces it. The files
+are written by a thread of the sink's own, so that a slow disk (creating a file can take
+milliseconds) does not hold up the crawl's event loop; at most :data:`WRITE_QUEUE` wait, and
+:meth:`MarkdownFiles.close` waits for them. A failure to write (a full disk) is raised at the
+next page or at the close, naming the folder. The
 folder is made at the first page; a run refused before crawling does not touch it. Files of
 pages a later crawl no longer finds are left as they are.
 """
@@ -41,11 +45,13 @@ import contextlib
 import hashlib
 import logging
 import os
+import queue
 import re
+import threading
 from datetime import UTC, datetime
 from urllib.parse import unquote, urlsplit
 
-from ._atomic import TEMP_MARK
+from ._atomic import TEMP_MARK, located
 from ._page_outputs import PageOutput, Record, content_url, field, host_of
 
 log = logging.getLogger("sitecrawl")
@@ -53,6 +59,8 @@ log = logging.getLogger("sitecrawl")
 #: Extensions cut from a page's last segment (``guide.html`` -> ``guide.md``).
 PAGE_EXTENSIONS = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".md")
 MAX_SEGMENT = 100
+#: Files waiting for the writer thread (then the crawl waits): a few MB of Markdown at most.
+WRITE_QUEUE = 64
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 _QUERY_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+-]+")
 #: What YAML's double-quoted scalars must escape: ``"``, ``\\``, and every character outside
@@ -158,6 +166,9 @@ class MarkdownFiles(PageOutput):
         self._urls: dict[int, bool] = {}  # content URL written -> was it the page's own record
         if os.path.exists(self.root) and not os.path.isdir(self.root):
             raise NotADirectoryError(20, "Not a directory", path)
+        self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue(WRITE_QUEUE)
+        self._writer: threading.Thread | None = None
+        self._failure: BaseException | None = None
 
     def write_record(self, page: Record) -> None:
         if field(page, "error") is not None or field(page, "markdown") is None:
@@ -175,7 +186,35 @@ class MarkdownFiles(PageOutput):
             relative = f"{stem}-{_digest(url)}.md"
             self._taken[hash(relative.casefold())] = url_hash
         self._urls[url_hash] = direct
-        self._write(relative, markdown_document(page, now_utc()))
+        self._check()
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._drain, name="sitecrawl-md", daemon=True)
+            self._writer.start()
+        self._queue.put((relative, markdown_document(page, now_utc())))
+
+    def _drain(self) -> None:
+        """The writer thread: each queued file written, until None; after a failure (a full
+        disk), the rest dropped and the failure kept for :meth:`_check`."""
+        while (item := self._queue.get()) is not None:
+            if self._failure is None:
+                try:
+                    self._write(*item)
+                except BaseException as exc:  # raised in the crawl's thread by _check
+                    self._failure = exc
+
+    def _check(self) -> None:
+        """Raise what the writer thread failed with (``OSError`` naming the folder)."""
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            if isinstance(failure, OSError):
+                raise located(failure, self.path) from failure
+            raise failure
+
+    def _stop(self) -> None:
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join()
+            self._writer = None
 
     def _write(self, relative: str, text: str) -> None:
         target = os.path.join(self.root, *relative.split("/"))
@@ -205,7 +244,12 @@ class MarkdownFiles(PageOutput):
         log.warning("not written: %s in %s (%s)", relative, self.path, why)
 
     def close(self) -> None:
-        """Every file is in place once written: nothing is left to do."""
+        """Wait for the files queued to be written."""
+        self._stop()
+        self._check()
 
     def discard(self) -> None:
-        """The files written are whole and stay (each replaced its earlier copy whole)."""
+        """Stop writing (the files queued are written first); the files written are whole and
+        stay, each having replaced its earlier copy whole."""
+        self._stop()
+        self._failure = None
