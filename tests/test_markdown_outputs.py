@@ -7,7 +7,11 @@ state file, a refused run leaving the outputs as they were, and ``sitecrawl mark
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +21,10 @@ from aiohttp import web
 
 from conftest import ServeFn
 from markdown_site import ARTICLES, BOILERPLATE, CONTENT_WORDS, Blog
+from servers import ServerThread, checkout_env, site_app
 from sitecrawl._cli import main
 from sitecrawl.parse import count_tokens
+from sitecrawl.sinks import TEMP_MARK
 
 
 def front_matter(path: Path) -> tuple[dict[str, Any], str]:
@@ -200,3 +206,61 @@ def test_the_markdown_command_says_why_a_fetch_failed(capsys: Any) -> None:
     assert captured.out == ""
     assert captured.err.startswith("sitecrawl: error: http://127.0.0.1:9/page.html: ")
     assert "(connect)" in captured.err
+
+
+def crawl_process(site: ServerThread, folder: Path, *outputs: str) -> subprocess.Popen[str]:
+    argv = ["crawl", site.url, "--no-state", "-c", "2", "-o", "-"]
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sitecrawl",
+            *argv,
+            *(arg for out in outputs for arg in ("-o", out)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=checkout_env(),
+        cwd=folder,
+    )
+
+
+def wait_for_pages(process: subprocess.Popen[str], count: int) -> None:
+    assert process.stdout is not None
+    for _ in range(count):
+        assert process.stdout.readline(), f"crawl ended early: {process.communicate()[1]}"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_a_stopped_crawl_leaves_every_output_whole(
+    stop: signal.Signals, serve: ServeFn, tmp_path: Path
+) -> None:
+    site = serve(site_app(80, delay=0.05))
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.md").write_text("before\n")
+    for name in ("llms.txt", "llms-full.txt"):
+        (tmp_path / name).write_text("before\n")
+    process = crawl_process(site, tmp_path, "site/", "llms.txt", "llms-full.txt")
+    wait_for_pages(process, 10)
+    process.send_signal(stop)
+    process.communicate(timeout=60)
+    files = list(out.rglob("*.md"))
+    # killed: those the writer thread had not written yet are not there
+    assert len(files) >= (2 if stop == signal.SIGKILL else 10)
+    for path in files:  # each file whole: its front matter and its Markdown
+        if path.read_text() != "before\n":
+            meta, body = front_matter(path)
+            assert meta["url"].startswith(site.url) and "Main text of page" in body
+    llms, full = (tmp_path / "llms.txt").read_text(), (tmp_path / "llms-full.txt").read_text()
+    if stop == signal.SIGKILL:  # never completed: as they were
+        assert (process.returncode, llms, full) == (-signal.SIGKILL, "before\n", "before\n")
+    else:  # the pages so far, whole
+        assert process.returncode == 130
+        assert llms.startswith("# Title 0\n\n> d0\n\n## Pages\n\n- [Title 0](")
+        assert full.startswith("# Title 0\n\n> d0\n\n---\n\n# Title 0\n\nURL: ")
+        listed = re.findall(r"^- \[.*?\]\((.*?)\)", llms, re.MULTILINE)
+        assert listed == sorted(listed) and len(listed) >= 10
+        assert re.findall(r"^URL: (.*)$", full, re.MULTILINE) == listed
+        assert not [name for name in os.listdir(tmp_path) if TEMP_MARK in name]
