@@ -5,19 +5,35 @@ and a footer."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import csv
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
+from browser import chromium_path
 from conftest import ServeFn
-from markdown_site import BOILERPLATE, CONTENT_WORDS, Blog
-from sitecrawl import AsyncCrawler, CrawlConfig, crawl_site_async
+from markdown_site import APP_WORDS, BOILERPLATE, CONTENT_WORDS, Blog, article, page
+from redis_server import shared_server
+from sitecrawl import AsyncCrawler, CrawlConfig, Limits, Page, Render, crawl_site_async
 from sitecrawl._cli import main
+from sitecrawl._exceptions import ParseError
+from sitecrawl.parse import Parser
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def jsonl(path: Path) -> dict[str, dict[str, Any]]:
@@ -123,3 +139,230 @@ except MissingExtra as exc:
     )
     assert done.stdout.startswith("markdown Markdown needs"), done.stderr
     assert "pip install 'sitecrawl[markdown]'" in done.stdout
+
+
+def crawl(blog_url: str, state: Path, *more: str) -> int:
+    return main(["crawl", blog_url + "/", "--markdown", "--state", str(state), "-q", *more])
+
+
+def test_sqlite_keeps_it_compressed_export_writes_it_csv_when_asked(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    blog = serve(Blog().app())
+    state = tmp_path / "blog.db"
+    assert crawl(blog.url, state) == 0
+    post = blog.url + "/blog/post-3.html"
+    with contextlib.closing(sqlite3.connect(state)) as conn:
+        (stored,) = conn.execute(
+            "SELECT p.markdown FROM pages p JOIN urls u ON u.id = p.id WHERE u.url = ?", (post,)
+        ).fetchone()
+    assert isinstance(stored, bytes)
+    assert stored.startswith(ZSTD_MAGIC)
+    text = zstd.decompress(stored).decode()
+    assert_article(text, post)
+    assert len(stored) < len(text.encode()) / 2
+
+    out = [tmp_path / name for name in ("pages.jsonl", "pages.json", "pages.csv", "wide.csv")]
+    argv = ["export", str(state), "-q"]
+    assert main([*argv, "-o", str(out[0]), "-o", str(out[1]), "-o", str(out[2])]) == 0
+    assert jsonl(out[0])[post]["markdown"] == text
+    assert {row["url"]: row for row in json.loads(out[1].read_text())}[post]["markdown"] == text
+    with out[2].open(newline="", encoding="utf-8") as file:
+        assert "markdown" not in next(csv.reader(file))  # a page of text a cell: when asked
+    assert main([*argv, "--csv-markdown", "-o", str(out[3])]) == 0
+    with out[3].open(newline="", encoding="utf-8") as file:
+        rows = {row["page_url"]: row for row in csv.DictReader(file)}
+    assert rows[post]["markdown"] == text
+
+    parquet = pytest.importorskip("pyarrow.parquet")
+    assert main([*argv, "-o", str(tmp_path / "pages.parquet")]) == 0
+    table = parquet.read_table(tmp_path / "pages.parquet").to_pylist()
+    assert {row["url"]: row for row in table}[post]["markdown"] == text
+
+
+def test_the_crawls_own_csv_leaves_it_out_unless_asked(serve: ServeFn, tmp_path: Path) -> None:
+    blog = serve(Blog().app())
+    out, wide = tmp_path / "out.csv", tmp_path / "wide.csv"
+    argv = ["crawl", blog.url + "/", "--markdown", "--no-state", "-q"]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert main([*argv, "--csv-markdown", "-o", str(wide)]) == 0
+    with out.open(newline="", encoding="utf-8") as file:
+        assert "markdown" not in next(csv.reader(file))
+    with wide.open(newline="", encoding="utf-8") as file:
+        rows = {row["page_url"]: row for row in csv.DictReader(file)}
+    assert CONTENT_WORDS in rows[blog.url + "/blog/post-1.html"]["markdown"]
+
+
+def test_a_304_keeps_the_markdown_and_diff_reports_changed_content(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    site = Blog()
+    blog = serve(site.app())
+    state = tmp_path / "blog.db"
+    assert crawl(blog.url, state, "-o", str(tmp_path / "first.jsonl")) == 0
+    first = jsonl(tmp_path / "first.jsonl")
+    site.edited = {2}
+    assert crawl(blog.url, state, "-o", str(tmp_path / "second.jsonl")) == 0
+    second = jsonl(tmp_path / "second.jsonl")
+    one, two = blog.url + "/blog/post-1.html", blog.url + "/blog/post-2.html"
+    assert one.removeprefix(blog.url) in site.not_modified
+    assert second[one]["revalidated"] is True
+    assert second[one]["markdown"] == first[one]["markdown"]  # the 304 kept it
+    assert second[two]["revalidated"] is False
+    assert "A correction was added" in second[two]["markdown"]
+    # The store has it too (the export reads the current crawl's rows).
+    exported = tmp_path / "exported.jsonl"
+    assert main(["export", str(state), "-q", "-o", str(exported)]) == 0
+    assert jsonl(exported)[one]["markdown"] == first[one]["markdown"]
+
+    changes = tmp_path / "changes.jsonl"
+    assert main(["diff", str(state), "-q", "-o", str(changes)]) == 0
+    rows = [json.loads(line) for line in changes.read_text().splitlines()]
+    content = [row for row in rows if row["kind"] == "content"]
+    assert [(row["url"], row["field"], row["severity"]) for row in content] == [
+        (two, "markdown", "info")
+    ]
+    assert content[0]["new"].startswith("A correction was added after the first crawl.")
+    assert content[0]["old"].startswith("Article 2: the lighthouse keepers")
+    report = tmp_path / "changes.html"
+    assert main(["diff", str(state), "-q", "--report", str(report)]) == 0
+    assert "Content changed" in report.read_text(encoding="utf-8")
+
+
+def test_a_plain_crawl_after_a_markdown_one_revalidates_without_it(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    """And a --markdown crawl after a plain one fetches the pages in full (a 304 would leave
+    them without their Markdown)."""
+    site = Blog()
+    blog = serve(site.app())
+    state, out = tmp_path / "blog.db", tmp_path / "out.jsonl"
+    argv = ["crawl", blog.url + "/", "--state", str(state), "-q", "-o", str(out)]
+    assert main(argv) == 0
+    assert main([*argv, "--markdown"]) == 0
+    assert site.not_modified == []
+    assert all(page["markdown"] for page in jsonl(out).values() if page["status"] == 200)
+    assert main(argv) == 0
+    assert len(site.not_modified) == 4
+    assert {page["markdown"] for page in jsonl(out).values()} == {None}
+
+
+def test_a_resume_with_another_markdown_setting_is_refused_or_takes_it(
+    serve: ServeFn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blog = serve(Blog().app())
+    state = tmp_path / "blog.db"
+    # A crawl cut at 2 pages: the next run resumes it.
+    assert crawl(blog.url, state, "-n", "2", "--markdown-scope", "full") == 0
+    capsys.readouterr()
+    assert crawl(blog.url, state) == 2
+    err = capsys.readouterr().err
+    assert "began with --markdown --markdown-scope full, not --markdown" in err
+    plain = ["crawl", blog.url + "/", "--state", str(state), "-o", str(tmp_path / "o.jsonl")]
+    assert main(plain) == 0  # none given: the stored one taken, and said
+    assert "resumed with the Markdown this crawl began with" in capsys.readouterr().err
+    pages = jsonl(tmp_path / "o.jsonl")
+    found = [page["markdown"] for page in pages.values() if page["status"] == 200]
+    assert found
+    assert all("Accept all cookies" in markdown for markdown in found)
+
+
+def test_redis_keeps_it_compressed_and_export_writes_it(tmp_path: Path, serve: ServeFn) -> None:
+    server = shared_server()
+    blog = serve(Blog().app())
+    argv = ["crawl", blog.url + "/", "--markdown", "--redis", server.url, "-q"]
+    assert main([*argv, "--crawl-id", "md", "--fresh"]) == 0
+    post = blog.url + "/blog/post-1.html"
+    stored = [
+        json.loads(record)
+        for record in redis.Redis(port=server.port).lrange("sitecrawl:{md}:pages", 0, -1)
+    ]
+    (record,) = (record for record in stored if record["url"] == post)
+    frame = base64.b64decode(record["markdown"])
+    assert frame.startswith(ZSTD_MAGIC)
+    text = zstd.decompress(frame).decode()
+    assert_article(text, post)
+    out = tmp_path / "redis.jsonl"
+    source = ["--redis", server.url, "--crawl-id", "md"]
+    assert main(["export", *source, "-q", "-o", str(out)]) == 0
+    assert jsonl(out)[post]["markdown"] == text
+
+
+@pytest.mark.timeout(120)
+async def test_a_rendered_page_gets_the_markdown_of_its_rendered_dom(serve: ServeFn) -> None:
+    blog = serve(Blog().app())
+    start = blog.url + "/app.html"
+    render = Render(mode="always", browser=chromium_path())
+    pages: list[Page] = []
+    config = CrawlConfig(base_url=start, render=render, markdown=True, limits=Limits(max_pages=1))
+    async with AsyncCrawler(start, config=config, on_page=pages.append) as crawler:
+        await crawler.crawl()
+    (page,) = pages
+    assert page.rendered and page.error is None
+    assert page.markdown is not None
+    assert "# Application ledger" in page.markdown
+    assert APP_WORDS in page.markdown  # only the rendered DOM has it
+    assert "Accept all cookies" not in page.markdown
+
+    raw: list[Page] = []
+    plain = CrawlConfig(base_url=start, markdown=True, limits=Limits(max_pages=1))
+    async with AsyncCrawler(start, config=plain, on_page=raw.append) as crawler:
+        await crawler.crawl()
+    assert APP_WORDS not in (raw[0].markdown or "")  # (the raw HTML's: without the article)
+
+
+def test_a_state_file_without_the_column_gets_it(serve: ServeFn, tmp_path: Path) -> None:
+    """A state file of a version before the field: the column is added when it is opened, and
+    the pages crawled before read back without Markdown."""
+    blog = serve(Blog().app())
+    state = tmp_path / "old.db"
+    plain = ["crawl", blog.url + "/", "--state", str(state), "-q"]
+    assert main([*plain, "-n", "2"]) == 0
+    with contextlib.closing(sqlite3.connect(state)) as conn:
+        for table in ("pages", "history"):
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN markdown")
+        conn.commit()
+    out = tmp_path / "out.jsonl"
+    assert main([*plain, "-o", str(out)]) == 0  # resumed: the rest of the cut crawl
+    with contextlib.closing(sqlite3.connect(state)) as conn:
+        columns = {row[1]: row[2] for row in conn.execute("PRAGMA table_info(pages)")}
+    assert columns["markdown"] == "BLOB"
+    exported = tmp_path / "exported.jsonl"
+    assert main(["export", str(state), "-q", "-o", str(exported)]) == 0
+    assert {page["markdown"] for page in jsonl(exported).values()} == {None}
+    assert main([*plain, "--markdown", "-o", str(out)]) == 0  # the next crawl: with it
+    post = blog.url + "/blog/post-1.html"
+    assert_article(jsonl(out)[post]["markdown"], post)
+
+
+async def test_markdown_is_made_in_a_child_under_the_parse_deadline() -> None:
+    """With Markdown every page goes to a parser process (none is parsed on the event loop),
+    and a page whose Markdown passes the deadline is a ParseError; the next page is served
+    by the child that replaced the one killed."""
+    small = page(article(1), title="Ledger").encode()
+    huge = page(article(1) * 1500, title="Long ledger").encode()  # ~3.5 MB of article
+    url = "http://blog.test/blog/post-1.html"
+    async with Parser(1, markdown="main", deadline=1.0) as parser:
+        with pytest.raises(ParseError, match=r"parse took longer than 1 s"):
+            await parser.parse(huge, "utf-8", url)
+        data = await parser.parse(small, "utf-8", url)
+        assert parser.parsed_here == 0
+        assert parser.parsed_by_children == 1
+    assert data.markdown is not None
+    assert_article(data.markdown, url)
+
+
+def test_resuming_a_markdown_crawl_without_the_extra_is_refused(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    blog = serve(Blog().app())
+    state = tmp_path / "blog.db"
+    assert crawl(blog.url, state, "-n", "2") == 0  # cut: the next run resumes it
+    argv = ["crawl", blog.url + "/", "--state", str(state), "-q"]  # --markdown not given
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED, *argv], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "this crawl makes Markdown (--markdown): Markdown needs" in line
+    assert line.endswith("pip install 'sitecrawl[markdown]'")

@@ -14,7 +14,9 @@ not compared), ``noindex`` (``indexable`` changed),
 :data:`WORD_THRESHOLD` of the words, and at least :data:`WORD_MIN`), ``extracted`` (a custom
 extraction's value, one row per rule: field ``x:NAME``), ``body`` (another body hash; for a
 body the crawl did not read, as a file that is not HTML: another ``etag``, else another
-``last_modified``, else another ``size_bytes``).
+``last_modified``, else another ``size_bytes``), ``content`` (another main content: the
+Markdown of ``--markdown``, when both crawls made it; ``old`` and ``new`` are the first line
+that differs, cut to :data:`CONTENT_LINE` characters).
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from itertools import zip_longest
 from typing import Any, NamedTuple
+
+from ._pagecodec import unpack
 
 #: Kind -> severity, most severe first.
 KINDS: dict[str, str] = {
@@ -41,11 +46,13 @@ KINDS: dict[str, str] = {
     "word-count": "info",
     "extracted": "info",
     "body": "info",
+    "content": "info",  # markdown (issue 31)
 }
 #: ``--fail-on``'s default: new broken links and pages that stopped answering 200.
 DEFAULT_FAIL_ON = ("new-broken", "status")
 WORD_THRESHOLD = 0.2
 WORD_MIN = 10
+CONTENT_LINE = 120
 
 
 class DiffRow(NamedTuple):
@@ -71,6 +78,8 @@ class DiffRow(NamedTuple):
     etag: str | None
     last_modified: str | None
     size_bytes: int | None
+    markdown: bytes | str | None
+    """The Markdown (issue 31): as stored (a zstd frame), or text."""
 
 
 #: The columns a diff reads of each page (besides ``key`` and ``url``), in this order.
@@ -210,6 +219,23 @@ def compare(a: DiffRow, b: DiffRow) -> Iterator[Change]:
             yield Change(url, "body", "body_hash", a.body_hash, b.body_hash)
     elif hash_a is None and hash_b is None and (validator := _unread_change(a, b)) is not None:
         yield Change(url, "body", validator, getattr(a, validator), getattr(b, validator))
+    # -- markdown (issue 31): the main content, when both crawls made it.
+    if a.markdown is not None and b.markdown is not None and a.markdown != b.markdown:
+        lines = _first_difference(a.markdown, b.markdown)
+        if lines is not None:
+            yield Change(url, "content", "markdown", *lines)
+
+
+def _first_difference(a: bytes | str, b: bytes | str) -> tuple[str, str] | None:
+    """The first line that differs between two Markdown texts (as stored, or text), each cut
+    to :data:`CONTENT_LINE` characters; None when the texts are the same."""
+    old, new = (text if isinstance(text, str) else unpack(text) or "" for text in (a, b))
+    if old == new:
+        return None
+    for line_a, line_b in zip_longest(old.splitlines(), new.splitlines(), fillvalue=""):
+        if line_a != line_b:
+            return line_a[:CONTENT_LINE], line_b[:CONTENT_LINE]
+    return "", ""  # (only line endings differ)
 
 
 def _unread_change(a: DiffRow, b: DiffRow) -> str | None:

@@ -29,7 +29,14 @@ from ._common import (
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._options import add_crawl_options, config_from_args
-from ._outputs import check_outputs, check_writable, markdown_for_outputs, open_sinks, write_pages
+from ._outputs import (
+    add_csv_markdown,
+    check_outputs,
+    check_writable,
+    markdown_for_outputs,
+    open_sinks,
+    write_pages,
+)
 from ._redis import add_redis_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data
 from ._store import CrawlRecords
@@ -73,6 +80,7 @@ def add_command(commands: Any) -> None:
         " DIR/ (one Markdown file a page), llms.txt or llms-full.txt; DIR/ and llms-full.txt"
         " turn --markdown on; repeatable",
     )
+    add_csv_markdown(crawl)
     crawl.add_argument(
         "--state",
         metavar="PATH",
@@ -204,7 +212,12 @@ async def _crawl_to_outputs(
         from ..parse import stored_rules
 
         extract = config.extract or stored_rules(state.config if state is not None else None)
-        with open_sinks(args.output, extract=extract, base_url=config.base_url) as sinks:
+        with open_sinks(
+            args.output,
+            extract=extract,
+            csv_markdown=args.csv_markdown,
+            base_url=config.base_url,
+        ) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
                 config,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
 from ._ends import machine_failure
-from ._outputs import check_outputs
+from ._outputs import add_csv_markdown, check_outputs
 from ._redis import add_redis_options, check_source
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ def add_command(commands: Any) -> None:
         help="-t chunks: at most N tokens a chunk (default 512; counted by an approximation"
         " of the OpenAI tokenizers, no download)",
     )
+    add_csv_markdown(export)
     export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_redis_options(export, required=False)
     export.set_defaults(handler=_execute)
@@ -118,7 +119,8 @@ def _execute(args: argparse.Namespace) -> int:
         if chosen.name == "pages":  # a column per extraction rule the crawl ran
             kept = (getattr(store, name, None) for name in ("options", "config"))
             found = [stored_rules(item) for item in kept if isinstance(item, dict)]
-            chosen = pages_table(next((rules for rules in found if rules), ()))
+            rules = next((rules for rules in found if rules), ())
+            chosen = pages_table(rules, csv_markdown=args.csv_markdown)
         return await write_rows_async(paths, chosen, store_rows(chosen, store))
 
     count = run_async(export())

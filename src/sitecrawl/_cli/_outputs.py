@@ -3,6 +3,7 @@ when the command ends (:mod:`sitecrawl.sinks`), pages streamed from a store into
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import AsyncIterable, Iterator, Sequence
@@ -17,6 +18,16 @@ if TYPE_CHECKING:
     from .._models import Page
     from ..parse import Rule
     from ..sinks import Sink
+
+
+def add_csv_markdown(parser: argparse.ArgumentParser) -> None:
+    """``--csv-markdown``: CSV files keep the pages' ``markdown`` column."""
+    parser.add_argument(
+        "--csv-markdown",
+        action="store_true",
+        help="CSV outputs get the markdown column too (a page of text a cell: JSON Lines,"
+        " JSON and Parquet always have it)",
+    )
 
 
 def check_outputs(paths: Sequence[str], *, pages: bool = True) -> None:
@@ -53,14 +64,19 @@ def markdown_for_outputs(config: CrawlConfig, paths: Sequence[str]) -> CrawlConf
 
 @contextmanager
 def open_sinks(
-    paths: Sequence[str], *, extract: Sequence[Rule] = (), base_url: str | None = None
+    paths: Sequence[str],
+    *,
+    extract: Sequence[Rule] = (),
+    csv_markdown: bool = False,
+    base_url: str | None = None,
 ) -> Iterator[list[Sink]]:
     """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
     and put in place, whole, when the block ends normally; when it raises, none is, and every
     path keeps what it held. A path that cannot be written is a :class:`UsageError`. With
-    custom extraction rules, CSV and Parquet get a column per rule; a Parquet file that wrote
-    a value as null (not of its rule's type) says how many on stderr. ``base_url``: the
-    crawl's start URL (whose host's pages go at the top of a ``DIR/``)."""
+    custom extraction rules, CSV and Parquet get a column per rule (CSV the Markdown only with
+    ``csv_markdown``); a Parquet file that wrote a value as null (not of its rule's type) says
+    how many on stderr. ``base_url``: the crawl's start URL (whose host's pages go at the top
+    of a ``DIR/``)."""
     from .._exceptions import ConfigError
     from ..sinks import FileSink, PageOutput, sink_for
 
@@ -69,7 +85,9 @@ def open_sinks(
     try:
         for path in paths:
             try:
-                sinks.append(sink_for(path, extract=extract, base_url=base_url))
+                sinks.append(
+                    sink_for(path, extract=extract, csv_markdown=csv_markdown, base_url=base_url)
+                )
             except (ConfigError, OSError) as exc:
                 raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         yield list(sinks)

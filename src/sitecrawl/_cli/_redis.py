@@ -143,7 +143,10 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
                 verbose=args.verbose,
             )
 
-    with open_sinks(sinks_paths, extract=config.extract, base_url=config.base_url) as sinks:
+    csv_markdown = bool(getattr(args, "csv_markdown", False))
+    with open_sinks(
+        sinks_paths, extract=config.extract, csv_markdown=csv_markdown, base_url=config.base_url
+    ) as sinks:
         return run_async(run(sinks))
 
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._exceptions import ERROR_KINDS, StateError
-from .._pagecodec import COLUMN_TYPES, COLUMNS, OPTIONAL
+from .._pagecodec import COLUMN_TYPES, COLUMNS, COMPRESSED, OPTIONAL
 from .._version import __version__
 
 APPLICATION_ID = 0x53435257  # "SCRW"
@@ -22,6 +22,8 @@ SCHEMA_VERSION = 4
 def _sql_type(name: str) -> str:
     """The declared type of page column ``name``, from its :class:`Page` field's type."""
     sql = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}.get(COLUMN_TYPES[name], "TEXT")
+    if name in COMPRESSED:
+        sql = "BLOB"  # a zstd frame (the page codec's)
     return sql if name in OPTIONAL else sql + " NOT NULL"
 
 

@@ -90,7 +90,7 @@ def decode(
         processes=processes or 1,
         extract=tuple(Rule(**rule) for rule in stored.get("extract") or ()),
         render=render_here(stored),
-        markdown=bool(stored.get("markdown", False)),
+        markdown=markdown_here(stored),
         markdown_scope=stored.get("markdown_scope") or "main",
         allow_private_redirects=bool(stored.get("allow_private_redirects", False)),
     )
@@ -177,7 +177,22 @@ def _markdown(value: tuple[bool, str]) -> str:
 
 
 def _take_markdown(config: CrawlConfig, value: Any, stored: Mapping[str, Any]) -> CrawlConfig:
-    return replace(config, markdown=value[0], markdown_scope=value[1])
+    return replace(config, markdown=markdown_here(stored), markdown_scope=value[1])
+
+
+def markdown_here(stored: Mapping[str, Any]) -> bool:
+    """Whether the stored crawl makes Markdown; refused, naming the extra to install, when it
+    does and this machine cannot."""
+    from .._exceptions import MissingExtra
+    from ..parse import require_markdown
+
+    if not stored.get("markdown"):
+        return False
+    try:
+        require_markdown()
+    except MissingExtra as exc:
+        raise ResumeRefused(f"this crawl makes Markdown (--markdown): {exc}", path="") from None
+    return True
 
 
 #: The stored options of a crawl's aim, one row each: a new one is one row.

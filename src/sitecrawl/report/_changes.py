@@ -44,6 +44,10 @@ TITLES: dict[str, tuple[str, str]] = {
     "word-count": ("Word counts changed", "Word counts moved by more than a fifth (and 10 words)."),
     "extracted": ("Extracted values changed", "Custom extraction values (-x), a row per rule."),
     "body": ("Bodies changed", "Pages whose body is another one (another hash)."),
+    "content": (  # markdown (issue 31)
+        "Content changed",
+        "Pages whose main content (--markdown) changed: the first line that differs.",
+    ),
 }
 _TONES = {"error": "bad", "warning": "warn", "info": ""}
 

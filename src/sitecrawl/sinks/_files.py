@@ -28,9 +28,11 @@ class FileSink(Sink):
 
     FORMAT: str | None = None
 
-    def __init__(self, path: str, *, extract: Sequence[Rule] = ()) -> None:
+    def __init__(
+        self, path: str, *, extract: Sequence[Rule] = (), csv_markdown: bool = False
+    ) -> None:
         self.path = path
-        table = pages_table(extract)
+        table = pages_table(extract, csv_markdown=csv_markdown)
         self._writer: RowWriter = open_writer(path, table, format=self.FORMAT)
 
     @property
@@ -79,12 +81,17 @@ class ParquetSink(FileSink):
 
 
 def sink_for(
-    path: str, *, extract: Sequence[Rule] = (), base_url: str | None = None
+    path: str,
+    *,
+    extract: Sequence[Rule] = (),
+    csv_markdown: bool = False,
+    base_url: str | None = None,
 ) -> FileSink | PageOutput:
     """The sink that a path's extension names; ``-`` streams JSON Lines to stdout. With custom
-    extraction rules, CSV and Parquet get one column per rule (``x:NAME``). A path ending in
-    ``/``, ``llms.txt`` and ``llms-full.txt`` are the pages' content (:mod:`._page_outputs`;
-    ``base_url``: the crawl's start URL)."""
+    extraction rules, CSV and Parquet get one column per rule (``x:NAME``); CSV has the
+    ``markdown`` column only with ``csv_markdown``. A path ending in ``/``, ``llms.txt`` and
+    ``llms-full.txt`` are the pages' content (:mod:`._page_outputs`; ``base_url``: the
+    crawl's start URL)."""
     if is_markdown_dir(path):
         from ._markdown_files import MarkdownFiles
 
@@ -93,4 +100,4 @@ def sink_for(
         from ._llms import LlmsFile
 
         return LlmsFile(path, base_url=base_url)
-    return FileSink(path, extract=extract)
+    return FileSink(path, extract=extract, csv_markdown=csv_markdown)

@@ -87,15 +87,16 @@ def csv_cell(value: object) -> str:
 
 def csv_columns(table: TableSpec) -> tuple[tuple[str, str], ...]:
     """A table's CSV columns as ``(heading, field)``: the pages table starts with the course's
-    columns; the others are their fields, in order."""
+    columns; the others are their fields, in order; but the table's ``csv_left_out``."""
+    left_out = table.csv_left_out
     if table.name == PAGES.name:
         extra = tuple(name for name in table.names if name not in PAGES.names)
         return tuple(
             (heading, COURSE_COLUMNS.get(heading, heading))
             for heading in (*CSV_COLUMNS, *extra)
-            if heading in COURSE_COLUMNS or heading in table.names
+            if (heading in COURSE_COLUMNS or heading in table.names) and heading not in left_out
         )
-    return tuple((name, name) for name in table.names)
+    return tuple((name, name) for name in table.names if name not in left_out)
 
 
 def csv_row(record: Row, table: TableSpec = PAGES) -> list[str]:

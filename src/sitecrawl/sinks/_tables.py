@@ -24,7 +24,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._models import PAGE_FIELDS, Page
@@ -49,6 +49,9 @@ Row: TypeAlias = dict[str, Any]
 class TableSpec:
     name: str
     columns: tuple[tuple[str, ColumnType], ...]
+    #: Columns a CSV file leaves out (the pages' ``markdown``, unless ``--csv-markdown``:
+    #: a page of text in a spreadsheet cell).
+    csv_left_out: frozenset[str] = frozenset()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -67,7 +70,11 @@ def _page_column(name: str) -> ColumnType:
     return stored  # type: ignore[return-value]  # bool, int, float or str
 
 
-PAGES = TableSpec("pages", tuple((name, _page_column(name)) for name in PAGE_FIELDS))
+PAGES = TableSpec(
+    "pages",
+    tuple((name, _page_column(name)) for name in PAGE_FIELDS),
+    csv_left_out=frozenset({"markdown"}),
+)
 LINKS = TableSpec(
     "links",
     (
@@ -101,14 +108,16 @@ TABLES: dict[str, TableSpec] = {t.name: t for t in (PAGES, LINKS, REDIRECTS, IMA
 EXTRACT_PREFIX = "x:"
 
 
-def pages_table(rules: Sequence[Rule] = ()) -> TableSpec:
+def pages_table(rules: Sequence[Rule] = (), *, csv_markdown: bool = False) -> TableSpec:
     """The pages table; with custom extraction rules, one typed column per rule
-    (``x:NAME``, :func:`rule_column`) in place of the ``extracted`` object."""
-    if not rules:
-        return PAGES
-    columns = [column for column in PAGES.columns if column[0] != "extracted"]
-    columns += [(EXTRACT_PREFIX + rule.name, rule_column(rule)) for rule in rules]
-    return TableSpec(PAGES.name, tuple(columns))
+    (``x:NAME``, :func:`rule_column`) in place of the ``extracted`` object; with
+    ``csv_markdown``, CSV files keep the ``markdown`` column too."""
+    table = PAGES
+    if rules:
+        columns = [column for column in PAGES.columns if column[0] != "extracted"]
+        columns += [(EXTRACT_PREFIX + rule.name, rule_column(rule)) for rule in rules]
+        table = TableSpec(PAGES.name, tuple(columns), PAGES.csv_left_out)
+    return replace(table, csv_left_out=frozenset()) if csv_markdown else table
 
 
 def rule_column(rule: Rule) -> ColumnType:
