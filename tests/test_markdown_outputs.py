@@ -264,3 +264,38 @@ def test_a_stopped_crawl_leaves_every_output_whole(
         assert listed == sorted(listed) and len(listed) >= 10
         assert re.findall(r"^URL: (.*)$", full, re.MULTILINE) == listed
         assert not [name for name in os.listdir(tmp_path) if TEMP_MARK in name]
+
+
+BLOCKED = """
+import sys
+sys.modules["trafilatura"] = None  # as if the markdown extra were not installed
+from sitecrawl._cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("output", ["site/", "llms-full.txt"])
+def test_markdown_outputs_without_the_extra_are_refused_before_the_crawl(
+    output: str, tmp_path: Path
+) -> None:
+    argv = ["crawl", "http://127.0.0.1:9/", "--state", "s.db", "-o", output]
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=checkout_env(),
+    )
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert "pip install 'sitecrawl[markdown]'" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no state file, no output
+
+
+def test_the_help_says_which_outputs_turn_markdown_on(capsys: Any) -> None:
+    with pytest.raises(SystemExit):
+        main(["crawl", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # wrapped
+    assert "DIR/ (one Markdown file a page), llms.txt or llms-full.txt" in help_text
+    assert "DIR/ and llms-full.txt turn --markdown on" in help_text
