@@ -68,7 +68,7 @@ def test_the_crawl_command_has_exactly_the_flags_of_the_settings() -> None:
     command_only = {
         "-h", "--help", "--list", "--follow", "-o", "--output", "--state", "--no-state",
         "--fresh", "--keep", "--diff", "--report", "-q", "--quiet", "--redis", "--crawl-id",
-        "--lease-ttl", "--redis-timeout", "-v", "--verbose",
+        "--lease-ttl", "--redis-timeout", "-v", "--verbose", "--csv-markdown",
     }  # fmt: skip
     options = {option for action in crawl_parser()._actions for option in action.option_strings}
     assert options - command_only == declared

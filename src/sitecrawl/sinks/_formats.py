@@ -32,7 +32,8 @@ from ._atomic import Replacement, located
 from ._page_outputs import is_page_output
 from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
-#: The course's report columns, then every other page field in record order (CSV only).
+#: The course's report columns, then every other page field in record order (CSV only; but
+#: ``markdown``, unless asked for: :attr:`~._tables.TableSpec.csv_left_out`).
 COURSE_COLUMNS = {
     "page_url": "url",
     "h1": "h1",
@@ -42,7 +43,11 @@ COURSE_COLUMNS = {
 }
 CSV_COLUMNS: tuple[str, ...] = (
     *COURSE_COLUMNS,
-    *(name for name in PAGES.names if name not in COURSE_COLUMNS.values()),
+    *(
+        name
+        for name in PAGES.names
+        if name not in COURSE_COLUMNS.values() and name not in PAGES.csv_left_out
+    ),
 )
 LIST_SEPARATOR = "\n"
 #: The most characters a spreadsheet cell holds (Excel); longer cells are cut, with a marker.
@@ -90,7 +95,8 @@ def csv_columns(table: TableSpec) -> tuple[tuple[str, str], ...]:
     columns; the others are their fields, in order; but the table's ``csv_left_out``."""
     left_out = table.csv_left_out
     if table.name == PAGES.name:
-        extra = tuple(name for name in table.names if name not in PAGES.names)
+        known = {*CSV_COLUMNS, *COURSE_COLUMNS.values()}
+        extra = tuple(name for name in table.names if name not in known)
         return tuple(
             (heading, COURSE_COLUMNS.get(heading, heading))
             for heading in (*CSV_COLUMNS, *extra)
