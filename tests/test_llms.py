@@ -1,8 +1,17 @@
-"""llms.txt and llms-full.txt: structure per the llms.txt proposal, from page records."""
+"""llms.txt and llms-full.txt: structure per the llms.txt proposal, from page records; the
+sink that writes them from a crawl (order, what is listed, the spool, atomicity)."""
 
 from __future__ import annotations
 
-from sitecrawl.parse._llms import LlmsPage, llms_full_txt, llms_txt, section_of
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitecrawl.sinks import LlmsFile, sink_for
+from sitecrawl.sinks._llms import LlmsPage, llms_full_txt, llms_txt, section_of
 
 PAGES = [
     LlmsPage(
@@ -99,3 +108,89 @@ def test_llms_full_txt_has_every_page_in_order_under_its_title_and_url() -> None
 def test_no_pages() -> None:
     assert llms_txt([]) == "# Site\n"
     assert llms_full_txt([], site_name="X") == "# X\n"
+
+
+def record(url: str, title: str, description: str = "", **fields: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "url": url,
+        "final_url": url,
+        "status": 200,
+        "content_type": "text/html; charset=utf-8",
+        "title": title,
+        "meta_description": description,
+        "error": None,
+        "indexable": True,
+        "markdown": f"# {title}\n\nAbout {title}.\n",
+    }
+    found.update(fields)
+    return found
+
+
+RECORDS = [
+    record("https://example.org/docs/b.html", "B", "Second."),
+    record("https://example.org/", "Widget", "All about it."),
+    record("https://example.org/docs/a.html", "A", "First."),
+    record("https://example.org/about", "About"),
+    record("https://example.org/docs/moved", "A", final_url="https://example.org/docs/a.html"),
+    record("https://example.org/gone", "Gone", status=404, error="404", markdown=None),
+    record("https://example.org/private", "Hidden", indexable=False),
+    record("https://example.org/data.csv", "", content_type="text/csv", markdown=None),
+]
+
+
+def write(path: Path, records: list[dict[str, Any]]) -> LlmsFile:
+    sink = sink_for(str(path), base_url="https://example.org/")
+    assert isinstance(sink, LlmsFile)
+    with sink:
+        for item in records:
+            sink.write_record(item)
+    return sink
+
+
+def test_llms_file_lists_the_content_pages_in_url_order(tmp_path: Path) -> None:
+    write(tmp_path / "llms.txt", RECORDS)
+    assert (tmp_path / "llms.txt").read_text() == (
+        "# Widget\n\n> All about it.\n\n## Pages\n\n"
+        "- [Widget](https://example.org/): All about it.\n"
+        "- [About](https://example.org/about)\n\n"
+        "## Docs\n\n"
+        "- [A](https://example.org/docs/a.html): First.\n"
+        "- [B](https://example.org/docs/b.html): Second.\n"
+    )
+    # the same file whatever order the pages came in
+    (tmp_path / "again").mkdir()
+    write(tmp_path / "again" / "llms.txt", RECORDS[::-1])
+    again = (tmp_path / "again" / "llms.txt").read_text()
+    assert again == (tmp_path / "llms.txt").read_text()
+
+
+def test_llms_full_file_spools_the_markdown_and_keeps_the_order(tmp_path: Path) -> None:
+    sink = write(tmp_path / "llms-full.txt", RECORDS)
+    text = (tmp_path / "llms-full.txt").read_text()
+    urls = ["/", "/about", "/docs/a.html", "/docs/b.html"]
+    where = [text.index(f"URL: https://example.org{url}\n") for url in urls]
+    assert where == sorted(where)
+    assert text.count("\n---\n") == 4
+    assert "# B\n\nURL: https://example.org/docs/b.html\n\nAbout B.\n" in text
+    assert "Hidden" not in text and "Gone" not in text
+    # the Markdown was not held in memory: each page's came back from the spool
+    assert all(page.markdown == "" for page in sink._pages.values())
+    leftovers = [name for name in os.listdir(tmp_path) if name != "llms-full.txt"]
+    assert leftovers == []
+
+
+def test_a_failed_run_leaves_the_existing_file_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "llms.txt"
+    path.write_text("before\n")
+    with pytest.raises(RuntimeError), sink_for(str(path)) as sink:
+        assert isinstance(sink, LlmsFile)
+        sink.write_record(RECORDS[1])
+        raise RuntimeError("the crawl failed")
+    assert path.read_text() == "before\n"
+    assert os.listdir(tmp_path) == ["llms.txt"]
+    # an interrupted one writes what it has, whole
+    with contextlib.suppress(KeyboardInterrupt), sink_for(str(path)) as sink:
+        assert isinstance(sink, LlmsFile)
+        sink.write_record(RECORDS[1])
+        raise KeyboardInterrupt
+    assert path.read_text().startswith("# Widget\n")

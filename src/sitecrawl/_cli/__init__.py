@@ -24,7 +24,18 @@ if TYPE_CHECKING:
 
 def build_parser() -> Parser:
     from .._version import __version__
-    from . import _check, _crawl, _diff, _explain, _export, _extract, _report, _status, _worker
+    from . import (
+        _check,
+        _crawl,
+        _diff,
+        _explain,
+        _export,
+        _extract,
+        _markdown,
+        _report,
+        _status,
+        _worker,
+    )
     from ._common import Parser
 
     parser = Parser(prog="sitecrawl", description="A fast, polite, concurrent web crawler.")
@@ -32,6 +43,7 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (_crawl, _worker, _status, _export, _check, _report, _explain, _extract, _diff):
         command.add_command(commands)
+    _markdown.add_command(commands)
     return parser
 
 

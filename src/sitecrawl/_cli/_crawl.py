@@ -26,7 +26,13 @@ from ._common import (
 )
 from ._list import add_start_options, is_url, take_sitemap, take_starts
 from ._options import add_crawl_options, config_from_args
-from ._outputs import add_csv_markdown, check_outputs, check_writable, open_sinks
+from ._outputs import (
+    add_csv_markdown,
+    check_outputs,
+    check_writable,
+    markdown_for_outputs,
+    open_sinks,
+)
 from ._redis import add_redis_options, seed_and_work
 from ._report import read_report_data, write_report, write_report_data
 from ._store import CrawlRecords
@@ -65,8 +71,9 @@ def add_command(commands: Any) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="write pages to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout);"
-        " repeatable",
+        help="write pages to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout), to"
+        " DIR/ (one Markdown file a page), llms.txt or llms-full.txt; DIR/ and llms-full.txt"
+        " turn --markdown on; repeatable",
     )
     add_csv_markdown(crawl)
     crawl.add_argument(
@@ -127,6 +134,7 @@ def _execute(args: argparse.Namespace) -> int:
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
     check_outputs(args.output, crawl=True)
+    config = markdown_for_outputs(config, args.output)
     for path in args.output:  # now: a refused output leaves no state file behind
         if path != "-":
             check_writable(path, output=True)
@@ -199,7 +207,12 @@ async def _crawl_to_outputs(
         from ..parse import stored_rules
 
         extract = config.extract or stored_rules(state.config if state is not None else None)
-        with open_sinks(args.output, extract=extract, csv_markdown=args.csv_markdown) as sinks:
+        with open_sinks(
+            args.output,
+            extract=extract,
+            csv_markdown=args.csv_markdown,
+            base_url=config.base_url,
+        ) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
                 config,

@@ -1,18 +1,22 @@
-"""``sitecrawl export STATE.db [--table pages|links|redirects|images] -o FILE``: write one
-table of a state file out (.csv, .jsonl, .json, .parquet)."""
+"""``sitecrawl export STATE.db [--table pages|links|redirects|images|chunks] -o FILE``: write
+one table of a state file out (.csv, .jsonl, .json, .parquet); the pages' content too
+(``-o DIR/``, ``llms.txt``, ``llms-full.txt``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
 from ._ends import machine_failure
 from ._outputs import add_csv_markdown, check_outputs
 from ._redis import add_redis_options, check_source
 
-TABLE_NAMES = ("pages", "links", "redirects", "images")
+if TYPE_CHECKING:
+    from ..frontier import PageStore
+
+TABLE_NAMES = ("pages", "links", "redirects", "images", "chunks")
 
 
 def add_command(commands: Any) -> None:
@@ -23,20 +27,40 @@ def add_command(commands: Any) -> None:
         "--output",
         action="append",
         metavar="FILE",
-        help="write the table to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout);"
-        " repeatable (default: STATE's name and the table's, STATE.TABLE.csv)",
+        help="write the table to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout;"
+        " pages: also DIR/, llms.txt, llms-full.txt, see crawl -o); repeatable (default:"
+        " STATE's name and the table's, STATE.TABLE.csv)",
     )
     export.add_argument(
         "-t",
         "--table",
         choices=TABLE_NAMES,
         default="pages",
-        help="which table: pages (default), links, redirects or images",
+        help="which table: pages (default), links, redirects, images, or chunks (each page's"
+        " Markdown cut for retrieval: url, title, chunk, headings, text, tokens; needs a crawl"
+        " with --markdown)",
+    )
+    export.add_argument(
+        "--chunk-tokens",
+        type=_chunk_tokens,
+        metavar="N",
+        help="-t chunks: at most N tokens a chunk (default 512; counted by an approximation"
+        " of the OpenAI tokenizers, no download)",
     )
     add_csv_markdown(export)
     export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_redis_options(export, required=False)
     export.set_defaults(handler=_execute)
+
+
+def _chunk_tokens(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of tokens, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 token, not {value}")
+    return value
 
 
 def _execute(args: argparse.Namespace) -> int:
@@ -47,24 +71,41 @@ def _execute(args: argparse.Namespace) -> int:
     path as it was."""
     from .._exceptions import ConfigError
     from ..parse import stored_rules
-    from ..sinks import TABLES, pages_table, store_rows, write_rows_async
+    from ..sinks import (
+        CHUNKS,
+        DEFAULT_CHUNK_TOKENS,
+        TABLES,
+        is_page_output,
+        pages_table,
+        store_chunk_rows,
+        store_rows,
+        write_rows_async,
+    )
+    from ._outputs import open_sinks
     from ._store import default_output, open_store, source_name
 
     check_source(args)
+    if args.chunk_tokens is not None and args.table != "chunks":
+        raise UsageError("--chunk-tokens goes with -t chunks")
     args.output = args.output or [default_output(args, f"{args.table}.csv")]
-    check_outputs(args.output)
-    table = TABLES[args.table]
+    check_outputs(args.output, pages=args.table == "pages")
+    pages_outputs = [path for path in args.output if is_page_output(path)]
+    rows_outputs = [path for path in args.output if not is_page_output(path)]
 
     async def export() -> int:
         async with open_store(args) as store:
             try:
-                chosen = table
-                if table.name == "pages":  # a column per extraction rule the crawl ran
-                    kept = (getattr(store, name, None) for name in ("options", "config"))
-                    found = [stored_rules(item) for item in kept if isinstance(item, dict)]
-                    rules = next((rules for rules in found if rules), ())
-                    chosen = pages_table(rules, csv_markdown=args.csv_markdown)
-                return await write_rows_async(args.output, chosen, store_rows(chosen, store))
+                count = 0
+                # the content's files put in place once the table's are written too
+                with open_sinks(pages_outputs, base_url=store.base_url) as sinks:
+                    if sinks:
+                        async for page in store.read_pages():
+                            for sink in sinks:
+                                sink.write(page)
+                            count += 1
+                    if rows_outputs:
+                        count = await _write_table(store, rows_outputs)
+                return count
             except ConfigError as exc:
                 raise UsageError(str(exc)) from None
             except OSError as exc:
@@ -73,9 +114,21 @@ def _execute(args: argparse.Namespace) -> int:
                 path = exc.filename or ", ".join(args.output)
                 raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
 
+    async def _write_table(store: PageStore, paths: list[str]) -> int:
+        if args.table == "chunks":
+            tokens = args.chunk_tokens or DEFAULT_CHUNK_TOKENS
+            return await write_rows_async(paths, CHUNKS, store_chunk_rows(store, tokens))
+        chosen = TABLES[args.table]
+        if chosen.name == "pages":  # a column per extraction rule the crawl ran
+            kept = (getattr(store, name, None) for name in ("options", "config"))
+            found = [stored_rules(item) for item in kept if isinstance(item, dict)]
+            rules = next((rules for rules in found if rules), ())
+            chosen = pages_table(rules, csv_markdown=args.csv_markdown)
+        return await write_rows_async(paths, chosen, store_rows(chosen, store))
+
     count = run_async(export())
     if not args.quiet:
-        what = "pages" if args.table == "pages" else f"{args.table} rows"
+        what = args.table if args.table in ("pages", "chunks") else f"{args.table} rows"
         where = "" if args.output == ["-"] else f": {', '.join(args.output)}"
         print(f"{count:,} {what} from {source_name(args)}{where}", file=sys.stderr)
     return EXIT_OK

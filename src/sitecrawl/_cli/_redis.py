@@ -128,7 +128,9 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
             )
 
     csv_markdown = bool(getattr(args, "csv_markdown", False))
-    with open_sinks(sinks_paths, extract=config.extract, csv_markdown=csv_markdown) as sinks:
+    with open_sinks(
+        sinks_paths, extract=config.extract, csv_markdown=csv_markdown, base_url=config.base_url
+    ) as sinks:
         return run_async(run(sinks))
 
 

@@ -1,5 +1,8 @@
 # The public names of sitecrawl.parse, each once (its __init__.py serves them lazily).
 
+from ._chunks import Chunk as Chunk
+from ._chunks import chunks as chunks
+from ._chunks import count_tokens as count_tokens
 from ._content import require_markdown as require_markdown
 from ._decode import decode_html as decode_html
 from ._extract import Extracted as Extracted

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from .._models import Page
 from ._base import Sink
 from ._formats import FORMATS, RowWriter, check_outputs, format_of, open_writer
+from ._page_outputs import is_markdown_dir, llms_kind
 from ._tables import pages_table
 
 if TYPE_CHECKING:
@@ -83,21 +84,39 @@ class ParquetSink(FileSink):
 SinkFactory = Callable[..., Sink]
 
 #: A crawl's output suffix (``-o PATH``) -> the sink that writes it: the one place a new
-#: output plugs in (:func:`sink_for` makes it, :func:`check_sinks` knows its suffix, the
-#: crawl writes each page to it: :meth:`~sitecrawl.AsyncCrawler.run`). The table formats
-#: are :class:`FileSink` over :data:`~._formats.FORMATS`' row writers.
+#: output of rows plugs in (:func:`sink_for` makes it, :func:`check_sinks` knows its suffix,
+#: the crawl writes each page to it: :meth:`~sitecrawl.AsyncCrawler.run`). The table formats
+#: are :class:`FileSink` over :data:`~._formats.FORMATS`' row writers. The outputs of the
+#: pages' content are known by name (:mod:`._page_outputs`: ``DIR/``, ``llms.txt``,
+#: ``llms-full.txt``).
 SINKS: dict[str, SinkFactory] = dict.fromkeys(FORMATS, FileSink)
 
 
 def check_sinks(paths: Sequence[str]) -> None:
     """Refuse, before anything is written, an output of no sink's suffix or one given twice
     (:class:`ConfigError`)."""
-    check_outputs(paths, SINKS)
+    check_outputs(paths, SINKS, page_outputs=True)
 
 
-def sink_for(path: str, *, extract: Sequence[Rule] = (), csv_markdown: bool = False) -> Sink:
-    """The sink that a path's suffix names (:data:`SINKS`); ``-`` streams JSON Lines to
-    stdout. With custom extraction rules, CSV and Parquet get one column per rule
-    (``x:NAME``); CSV has the ``markdown`` column only with ``csv_markdown``.
-    :class:`ConfigError` for an unknown suffix."""
+def sink_for(
+    path: str,
+    *,
+    extract: Sequence[Rule] = (),
+    csv_markdown: bool = False,
+    base_url: str | None = None,
+) -> Sink:
+    """The sink that a path names: a path ending in ``/``, ``llms.txt`` and ``llms-full.txt``
+    are the pages' content (:mod:`._page_outputs`; ``base_url``: the crawl's start URL), any
+    other path the sink of its suffix (:data:`SINKS`); ``-`` streams JSON Lines to stdout.
+    With custom extraction rules, CSV and Parquet get one column per rule (``x:NAME``); CSV
+    has the ``markdown`` column only with ``csv_markdown``. :class:`ConfigError` for an
+    unknown suffix."""
+    if is_markdown_dir(path):
+        from ._markdown_files import MarkdownFiles
+
+        return MarkdownFiles(path, base_url=base_url)
+    if llms_kind(path) is not None:
+        from ._llms import LlmsFile
+
+        return LlmsFile(path, base_url=base_url)
     return SINKS[format_of(path, SINKS)](path, extract=extract, csv_markdown=csv_markdown)
