@@ -181,7 +181,7 @@ async def test_one_robots_gate_for_requests_and_sitemaps(serve: ServeFn) -> None
 class Lines(Sink):
     """An output of one URL a line, put in place when closed (a new format's sink)."""
 
-    def __init__(self, path: str, *, extract: object = ()) -> None:
+    def __init__(self, path: str, **options: object) -> None:  # (extract=, csv_markdown=)
         self.path = path
         self.urls: list[str] = []
 

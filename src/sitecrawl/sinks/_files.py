@@ -80,7 +80,8 @@ class ParquetSink(FileSink):
     FORMAT = ".parquet"
 
 
-#: ``(path, *, extract=rules, csv_markdown=False) -> Sink``: how a sink is made for an output path.
+#: ``(path, *, extract=rules, csv_markdown=False) -> Sink``: how a sink is made for an output
+#: path (a sink that has no use for an option takes it all the same: ``**options``).
 SinkFactory = Callable[..., Sink]
 
 #: A crawl's output suffix (``-o PATH``) -> the sink that writes it: the one place a new
