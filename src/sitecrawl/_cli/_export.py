@@ -1,5 +1,5 @@
-"""``sitecrawl export STATE.db [--table pages|links|redirects|images] -o FILE``: write one
-table of a state file out (.csv, .jsonl, .json, .parquet)."""
+"""``sitecrawl export STATE.db [--table pages|links|redirects|images|issues] -o FILE``: write
+one table of a state file out (.csv, .jsonl, .json, .parquet)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ._ends import machine_failure
 from ._outputs import check_outputs
 from ._redis import add_redis_options, check_source
 
-TABLE_NAMES = ("pages", "links", "redirects", "images")
+TABLE_NAMES = ("pages", "links", "redirects", "images", "issues")
 
 
 def add_command(commands: Any) -> None:
@@ -31,7 +31,8 @@ def add_command(commands: Any) -> None:
         "--table",
         choices=TABLE_NAMES,
         default="pages",
-        help="which table: pages (default), links, redirects or images",
+        help="which table: pages (default), links, redirects, images or issues (every"
+        " finding: docs/checks.md)",
     )
     export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_redis_options(export, required=False)
@@ -41,11 +42,13 @@ def add_command(commands: Any) -> None:
 def _execute(args: argparse.Namespace) -> int:
     """Any table of a state file or a crawl in Redis (one :class:`PageStore` either way), any
     format, streamed: rows are written as the store's pages are read
-    (:func:`sitecrawl.sinks._tables.store_rows`), never the whole crawl in memory. The files appear
-    whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an error) leaves each
-    path as it was."""
+    (:func:`sitecrawl.sinks._tables.store_rows`), never the whole crawl in memory (but the
+    issues: the audit of the report's data, :func:`sitecrawl.report.store_issue_rows`). The
+    files appear whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an
+    error) leaves each path as it was."""
     from .._exceptions import ConfigError
     from ..parse import stored_rules
+    from ..report import store_issue_rows
     from ..sinks import TABLES, pages_table, store_rows, write_rows_async
     from ._store import default_output, open_store, source_name
 
@@ -62,7 +65,10 @@ def _execute(args: argparse.Namespace) -> int:
                     kept = (getattr(store, name, None) for name in ("options", "config"))
                     found = [stored_rules(item) for item in kept if isinstance(item, dict)]
                     chosen = pages_table(next((rules for rules in found if rules), ()))
-                return await write_rows_async(args.output, chosen, store_rows(chosen, store))
+                # The issues are the audit of every page, not rows of each one.
+                issues = table.name == "issues"
+                rows = store_issue_rows(store) if issues else store_rows(chosen, store)
+                return await write_rows_async(args.output, chosen, rows)
             except ConfigError as exc:
                 raise UsageError(str(exc)) from None
             except OSError as exc:
