@@ -24,13 +24,35 @@ if TYPE_CHECKING:
 
 def build_parser() -> Parser:
     from .._version import __version__
-    from . import _check, _crawl, _diff, _explain, _export, _extract, _report, _status, _worker
+    from . import (
+        _check,
+        _crawl,
+        _diff,
+        _explain,
+        _export,
+        _extract,
+        _report,
+        _sitemap,
+        _status,
+        _worker,
+    )
     from ._common import Parser
 
     parser = Parser(prog="sitecrawl", description="A fast, polite, concurrent web crawler.")
     parser.add_argument("--version", action="version", version=f"sitecrawl {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (_crawl, _worker, _status, _export, _check, _report, _explain, _extract, _diff):
+    for command in (
+        _crawl,
+        _worker,
+        _status,
+        _export,
+        _check,
+        _report,
+        _sitemap,
+        _explain,
+        _extract,
+        _diff,
+    ):
         command.add_command(commands)
     return parser
 

@@ -43,4 +43,5 @@ from ._site import link_row as link_row
 from ._site import link_source as link_source
 from ._site import links_source as links_source
 from ._site import site_rows as site_rows
+from ._sitemapaudit import sitemap_entry as sitemap_entry
 from ._targets import page_links as page_links

@@ -1,6 +1,7 @@
 """Sitemap checks over a finished crawl: what its sitemaps list that should not be there (errors,
 redirects, noindex, canonicalised elsewhere, blocked by robots.txt), what they miss, and their
-orphans. Pure, no I/O; run after the crawl, from the store.
+orphans; and what a generated sitemap lists (:func:`sitemap_entry`). Pure, no I/O; run after
+the crawl, from the store.
 
 A page's :attr:`~sitecrawl.Page.in_sitemap` says a sitemap listed its URL (the crawl fetches
 every listed URL in scope); orphans and missing pages are the audit's
@@ -10,6 +11,8 @@ every listed URL in scope); orphans and missing pages are the audit's
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from .._exceptions import BlockedByRobots, RedirectOutOfScope
@@ -56,3 +59,27 @@ def _listed(page: Page) -> Iterator[Finding]:
                 f"in a sitemap, but its canonical is {canonical}",
                 {"canonical": canonical},
             )
+
+
+def sitemap_entry(page: Page) -> tuple[str, str | None] | None:
+    """What a generated sitemap lists for ``page``: ``(URL, lastmod)`` for an indexable,
+    self-canonical HTML page that answered 200 (at the URL a redirect ended on), ``lastmod``
+    its ``Last-Modified`` as a W3C datetime (None without one); None for any other page."""
+    if page.status != 200 or page.error is not None or not is_html(page):
+        return None
+    if page.indexable is not True or canonical_elsewhere(page) is not None:
+        return None
+    return own_url(page), w3c_datetime(page.last_modified)
+
+
+def w3c_datetime(http_date: str | None) -> str | None:
+    """An HTTP date (``Last-Modified``) as a W3C datetime in UTC, or None when it is none."""
+    if not http_date:
+        return None
+    try:
+        when = parsedate_to_datetime(http_date)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # "-0000": UTC, as RFC 9110 dates are
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")

@@ -26,6 +26,9 @@ from ._formats import open_writers as open_writers
 from ._formats import safe_cell as safe_cell
 from ._formats import write_rows as write_rows
 from ._formats import write_rows_async as write_rows_async
+from ._sitemap import sitemap_documents as sitemap_documents
+from ._sitemap import sitemap_index as sitemap_index
+from ._sitemap import write_sitemaps as write_sitemaps
 from ._tables import TABLES as TABLES
 from ._tables import TableSpec as TableSpec
 from ._tables import pages_table as pages_table
