@@ -220,3 +220,45 @@ def test_hreflang_pairs_right_and_wrong() -> None:
     assert [(r.check, r.url, r.detail.get("href")) for r in rows] == [
         ("hreflang.no_return", S + "/en", S + "/de")
     ]
+
+
+def test_the_report_s_issues_filter_by_check_and_severity(seo: ServerThread) -> None:
+    from playwright.sync_api import expect
+
+    from browser import launch_chromium, open_page
+    from test_report import _assert_quiet, _open_report, _rows, _wait_shown
+
+    assert main(["report", "s.db", "-o", "r.html", "-q"]) == 0
+    assert main(["export", "s.db", "-t", "issues", "-o", "i.jsonl", "-q"]) == 0
+    rows = jsonl(Path("i.jsonl"))
+    counts = issue_counts(IssueRow(**row) for row in rows)
+    report = Path("r.html").resolve()
+    with launch_chromium() as browser, open_page(browser) as (page, events):
+        _open_report(page, report)
+        issues = page.locator("[data-table='issues']")
+        assert issues.get_attribute("data-shown") == str(len(rows))
+        check = issues.locator("select.facet[data-column='check']")
+        severity = issues.locator("select.facet[data-column='severity']")
+        # Every value with its count, in the table's order (worst first).
+        assert severity.locator("option").all_text_contents() == [
+            "Every severity",
+            *(f"{s} ({sum(r['severity'] == s for r in rows)})" for s in SEVERITIES),
+        ]
+        assert check.locator("option").count() == 1 + len(CHECKS)
+        check.select_option("title.duplicate")
+        _wait_shown(page, "issues", "2")
+        expect(issues.locator("tbody td:nth-child(1)")).to_have_text(["title.duplicate"] * 2)
+        severity.select_option("error")
+        _wait_shown(page, "issues", "0")
+        check.select_option("")
+        _wait_shown(page, "issues", str(sum(r["severity"] == "error" for r in rows)))
+        issues.locator("input.filter").fill("/hl/bad")
+        hreflang_errors = [
+            r for r in rows if r["severity"] == "error" and "/hl/bad" in json.dumps(r)
+        ]
+        _wait_shown(page, "issues", str(len(hreflang_errors)))
+        # The count per check, in the check list's order.
+        assert _rows(page, "issuecounts") == len(counts) == len(CHECKS)
+        first = page.locator("[data-table='issuecounts'] tbody tr").first.locator("td")
+        assert first.all_text_contents()[:3] == ["link.broken", "error", str(counts["link.broken"])]
+        _assert_quiet(events, report.as_uri())
