@@ -262,3 +262,22 @@ def test_the_report_s_issues_filter_by_check_and_severity(seo: ServerThread) -> 
         first = page.locator("[data-table='issuecounts'] tbody tr").first.locator("td")
         assert first.all_text_contents()[:3] == ["link.broken", "error", str(counts["link.broken"])]
         _assert_quiet(events, report.as_uri())
+
+
+def test_an_alternate_reached_through_a_redirect() -> None:
+    """An alternate crawled only as where another URL's redirect ended answers 200 there;
+    an alternate whose own URL redirects is not 200."""
+    pair = [("en", S + "/en"), ("de", S + "/de"), ("x-default", S + "/en")]
+    old = page(
+        "/old-de",
+        final_url=S + "/de",
+        redirects=[(S + "/old-de", 301)],
+        hreflang=pair,
+    )
+    rows = crawl_issues([page("/en", hreflang=pair), old], [], start_url=S + "/en")
+    assert [(r.check, r.url) for r in rows] == [("link.redirect", S + "/old-de")]
+    wrong = [("en", S + "/en"), ("de", S + "/old-de"), ("x-default", S + "/en")]
+    rows = crawl_issues([page("/en", hreflang=wrong), old], [], start_url=S + "/en")
+    assert [(r.check, r.url, r.detail.get("status")) for r in rows if r.url == S + "/en"] == [
+        ("hreflang.target_not_200", S + "/en", 301)
+    ]

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 
 def add_command(commands: Any) -> None:
+    from ..audit import SEVERITIES
+
     check = commands.add_parser(
         "check", help="crawl a site and report broken links (exit 1 when any)"
     )
@@ -74,7 +76,7 @@ def add_command(commands: Any) -> None:
     )
     check.add_argument(
         "--fail-on-severity",
-        choices=SEVERITY_NAMES,
+        choices=SEVERITIES,
         help="also fail on every issue of this severity or worse",
     )
     check.add_argument(
@@ -93,9 +95,6 @@ def add_command(commands: Any) -> None:
     check.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     add_crawl_options(check)
     check.set_defaults(handler=_execute)
-
-
-SEVERITY_NAMES = ("error", "warning", "notice")
 
 
 def _check_names(text: str) -> tuple[str, ...]:

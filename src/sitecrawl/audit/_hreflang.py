@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 from typing import Any, TypeAlias
 
@@ -42,6 +42,7 @@ def regions() -> frozenset[str]:
     return _codes("iso3166-1.txt")
 
 
+@lru_cache(maxsize=4096)  # a site uses a few dozen values, on every page
 def code_problem(value: str) -> str | None:
     """Why ``value`` is not a valid hreflang value, or None when it is (``x-default``, a
     language, a language and region, either with a script)."""
@@ -83,9 +84,12 @@ def documents(pages: Sequence[Page]) -> list[Page]:
 
 def hreflang_findings(pages: Sequence[Page]) -> Iterator[Finding]:
     """Every hreflang finding of a crawl, page by page."""
-    by_key: dict[str, Page] = {}
+    by_key: dict[str, Page] = {}  # crawled URLs, then the URLs redirects ended on
     for page in pages:
         by_key.setdefault(page_key(page.url), page)
+    for page in pages:
+        if page.redirects and page.final_url:
+            by_key.setdefault(page_key(page.final_url), page)
     for page in documents(pages):
         if page.hreflang:
             yield from _page_findings(page, by_key)
@@ -124,13 +128,18 @@ def _page_findings(page: Page, by_key: Mapping[str, Page]) -> Iterator[Finding]:
             if target_key in seen or (target := by_key.get(target_key)) is None:
                 continue
             seen.add(target_key)
-            yield from _target_findings(url, key, lang, href, target)
+            redirected = bool(target.redirects) and page_key(own_url(target)) != target_key
+            yield from _target_findings(url, key, lang, href, target, redirected)
 
 
-def _target_findings(url: str, key: str, lang: str, href: str, target: Page) -> Iterator[Finding]:
+def _target_findings(
+    url: str, key: str, lang: str, href: str, target: Page, redirected: bool
+) -> Iterator[Finding]:
+    """The findings of one alternate: ``target`` is its record (``redirected``: the
+    alternate's URL redirected; else the record is where it answered)."""
     detail: dict[str, Any] = {"hreflang": lang, "href": href}
-    if target.redirects or target.status != 200 or target.error is not None:
-        status = target.redirects[0][1] if target.redirects else target.status
+    if redirected or target.status != 200 or target.error is not None:
+        status = target.redirects[0][1] if redirected else target.status
         yield (
             "hreflang.target_not_200",
             url,
