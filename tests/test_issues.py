@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xmlschema
 
 from audit_site import audit_app
 from conftest import ServeFn
@@ -126,6 +127,7 @@ def test_check_fails_on_the_named_checks_and_severities(
     assert f"ISSUE error hreflang.conflict {url}/hl/bad" in out
     assert "sitemap." not in out and "ISSUE notice hreflang.no_x_default" in out
     assert 'classname="hreflang.no_return"' in Path("j.xml").read_text()
+    xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit-ant.xsd").validate("j.xml")
     assert main([*argv, "--fail-on-severity", "error"]) == 1
     out = capsys.readouterr().out
     assert "ISSUE error sitemap.blocked" in out and "ISSUE warning" not in out

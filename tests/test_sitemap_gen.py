@@ -170,4 +170,5 @@ def test_bad_output_is_a_one_line_error(serve: ServeFn, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert err.startswith("sitecrawl: error: cannot write sitemap") and err.count("\n") == 1
     assert main(["sitemap", "s.db", "--base-url", "ftp://x"]) == 2
+    assert main(["sitemap", "s.db", "-o", "-"]) == 2
     assert main(["sitemap", "missing.db"]) == 2

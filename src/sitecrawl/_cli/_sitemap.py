@@ -48,6 +48,8 @@ def _execute(args: argparse.Namespace) -> int:
 
     check_source(args)
     args.output = args.output or default_output(args, "sitemap.xml")
+    if args.output == "-":
+        raise UsageError("sitemap writes files (an index and its parts past 50,000 URLs): -o FILE")
     if args.base_url is not None and not args.base_url.startswith(("http://", "https://")):
         raise UsageError(f"--base-url must be an http(s) URL, not {args.base_url!r}")
 
