@@ -283,3 +283,14 @@ def test_an_alternate_reached_through_a_redirect() -> None:
     assert [(r.check, r.url, r.detail.get("status")) for r in rows if r.url == S + "/en"] == [
         ("hreflang.target_not_200", S + "/en", 301)
     ]
+
+
+def test_other_analyses_add_their_findings_as_rows() -> None:
+    pages = [page("/a")]
+    extra = [("page.slow", S + "/a", "slow, said elsewhere", {"ms": 5000})]
+    rows = crawl_issues(pages, [], start_url=S + "/a", extra=extra)
+    assert rows == [
+        IssueRow(S + "/a", "page.slow", "warning", "slow, said elsewhere", {"ms": 5000})
+    ]
+    with pytest.raises(ValueError, match=r"unknown check 'page\.sluggish'"):
+        crawl_issues(pages, [], extra=[("page.sluggish", S + "/a", "m", {})])

@@ -8,6 +8,7 @@ from ._check import junit_xml as junit_xml
 from ._checks import CHECKS as CHECKS
 from ._checks import SEVERITIES as SEVERITIES
 from ._checks import Check as Check
+from ._checks import Finding as Finding
 from ._checks import Severity as Severity
 from ._checks import check_names as check_names
 from ._findings import DEFAULT_SLOW_LIMIT as DEFAULT_SLOW_LIMIT

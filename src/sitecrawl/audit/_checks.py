@@ -7,9 +7,11 @@ means and how to fix it is the one table in ``docs/checks.md``, which a test hol
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 Severity: TypeAlias = Literal["error", "warning", "notice"]
+#: One finding, before it is an issues row: ``(check, url, message, detail)``.
+Finding: TypeAlias = tuple[str, str, str, dict[str, Any]]
 #: The severities, worst first.
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "notice")
 

@@ -13,13 +13,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache, lru_cache
 from importlib.resources import files
-from typing import Any, TypeAlias
+from typing import Any
 
 from .._models import Page
+from ._checks import Finding
 from ._findings import page_key
 from ._rows import is_html, succeeded
-
-Finding: TypeAlias = tuple[str, str, str, dict[str, Any]]
 
 X_DEFAULT = "x-default"
 _CODE = re.compile(r"([A-Za-z]{2})(?:-([A-Za-z]{4}))?(?:-([A-Za-z]{2}))?")

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._models import Page
-from ._checks import CHECKS, SEVERITIES, Severity, severity_at_least
+from ._checks import CHECKS, SEVERITIES, Finding, Severity, severity_at_least
 from ._findings import DEFAULT_SLOW_MS, TEXT_FIELDS, Audit, audit
-from ._hreflang import Finding, canonical_elsewhere, documents, hreflang_findings, own_url
+from ._hreflang import canonical_elsewhere, documents, hreflang_findings, own_url
 from ._rows import ImageRow, LinkRow
 from ._sitemapaudit import sitemap_findings
 
@@ -50,11 +50,15 @@ class IssueRow:
         }
 
 
-def issue_rows(found: Audit, pages: Sequence[Page]) -> Iterator[IssueRow]:
+def issue_rows(
+    found: Audit, pages: Sequence[Page], extra: Iterable[Finding] = ()
+) -> Iterator[IssueRow]:
     """Every finding of one crawl, worst severity first, then by check (in
-    :data:`CHECKS` order) and URL. ``found`` is :func:`~sitecrawl.audit.audit` of ``pages``."""
+    :data:`CHECKS` order) and URL. ``found`` is :func:`~sitecrawl.audit.audit` of ``pages``;
+    ``extra``: findings of other analyses of the crawl, ``(check, url, message, detail)``
+    (each check listed in :data:`CHECKS` and docs/checks.md)."""
     order = {name: i for i, name in enumerate(CHECKS)}
-    rows = [_row(finding) for finding in _findings(found, pages)]
+    rows = [_row(finding) for finding in (*_findings(found, pages), *extra)]
     rows.sort(key=lambda r: (SEVERITIES.index(r.severity), order[r.check], r.url))
     return iter(rows)
 
@@ -66,9 +70,11 @@ def crawl_issues(
     *,
     start_url: str | None = None,
     slow_threshold_ms: float = DEFAULT_SLOW_MS,
+    extra: Iterable[Finding] = (),
 ) -> list[IssueRow]:
     """The issues of a crawl's rows (:func:`~sitecrawl.audit.site_rows`, or a store's as the
-    report reads them): :func:`~sitecrawl.audit.audit` of them, every slow page included."""
+    report reads them): :func:`~sitecrawl.audit.audit` of them, every slow page included;
+    ``extra`` as for :func:`issue_rows`."""
     found = audit(
         pages,
         links,
@@ -77,7 +83,7 @@ def crawl_issues(
         slow_limit=max(1, len(pages)),
         start_url=start_url,
     )
-    return list(issue_rows(found, pages))
+    return list(issue_rows(found, pages, extra))
 
 
 def failing(
@@ -95,8 +101,10 @@ def failing(
 
 
 def _row(finding: Finding) -> IssueRow:
-    check, url, message, detail = finding
-    return IssueRow(url, check, CHECKS[check].severity, message, detail)
+    name, url, message, detail = finding
+    if (check := CHECKS.get(name)) is None:
+        raise ValueError(f"unknown check {name!r}: list it in CHECKS and docs/checks.md")
+    return IssueRow(url, name, check.severity, message, detail)
 
 
 def _findings(found: Audit, pages: Sequence[Page]) -> Iterator[Finding]:

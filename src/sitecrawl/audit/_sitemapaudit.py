@@ -17,8 +17,9 @@ from typing import Any
 
 from .._exceptions import BlockedByRobots, RedirectOutOfScope
 from .._models import Page
+from ._checks import Finding
 from ._findings import Audit, is_broken, page_key
-from ._hreflang import Finding, canonical_elsewhere, own_url
+from ._hreflang import canonical_elsewhere, own_url
 from ._rows import is_html, succeeded
 
 
