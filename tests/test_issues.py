@@ -131,6 +131,7 @@ def test_check_fails_on_the_named_checks_and_severities(
     assert main([*argv, "--fail-on-severity", "error"]) == 1
     out = capsys.readouterr().out
     assert "ISSUE error sitemap.blocked" in out and "ISSUE warning" not in out
+    assert f"BROKEN {url}/missing" in out and "link.broken" not in out  # listed once
 
 
 def test_check_passes_a_clean_site_at_severity_error(
