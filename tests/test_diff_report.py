@@ -111,7 +111,7 @@ def test_diff_report_and_report_section_show_exactly_the_planted_changes(
                 assert page.locator("[data-table='pages']").get_attribute("data-shown") == "43"
                 headings = page.locator("section.block > h2").all_text_contents()
                 assert headings[0].startswith("Changes since crawl 1")
-                assert headings[len(PLANTED) + 1].startswith("Broken links")
+                assert headings[len(PLANTED) + 1].startswith("Issues")
 
 
 def test_crawl_report_has_the_section_and_a_report_of_one_crawl_has_none(
@@ -129,7 +129,7 @@ def test_crawl_report_has_the_section_and_a_report_of_one_crawl_has_none(
     for name in ("four.html", "report.html"):
         html = (tmp_path / name).read_text(encoding="utf-8")
         assert "Changes since" not in html and "changes-" not in html, name
-        assert _block(html)[0]["id"] == "broken"
+        assert _block(html)[0]["id"] == "issues"
 
 
 def _block(html: str) -> list[dict[str, object]]:

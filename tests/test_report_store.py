@@ -6,7 +6,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sitecrawl.audit import fill_inlinks, site_rows
+from sitecrawl.audit import crawl_issues, fill_inlinks, site_rows
 from sitecrawl.frontier import SqliteFrontier
 from sitecrawl.report import ReportData, render_report, store_report_data
 
@@ -39,6 +39,13 @@ async def test_the_report_of_a_store_keeps_only_the_links_the_audit_needs(
     assert len(streamed.links) < len(full.links) / 3
     when = datetime(2026, 1, 1, tzinfo=UTC)
     assert render_report(streamed, generated_at=when) == render_report(full, generated_at=when)
+    # The issues table (export -t issues reads the streamed data) is the full crawl's too.
+    issues = crawl_issues(full.pages, full.links, full.images, start_url=base_url)
+    assert (
+        issues
+        and crawl_issues(streamed.pages, streamed.links, streamed.images, start_url=base_url)
+        == issues
+    )
 
 
 async def test_a_referrer_says_when_javascript_added_its_link(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ def build_parser() -> Parser:
         _extract,
         _markdown,
         _report,
+        _sitemap,
         _status,
         _worker,
     )
@@ -41,7 +42,18 @@ def build_parser() -> Parser:
     parser = Parser(prog="sitecrawl", description="A fast, polite, concurrent web crawler.")
     parser.add_argument("--version", action="version", version=f"sitecrawl {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (_crawl, _worker, _status, _export, _check, _report, _explain, _extract, _diff):
+    for command in (
+        _crawl,
+        _worker,
+        _status,
+        _export,
+        _check,
+        _report,
+        _sitemap,
+        _explain,
+        _extract,
+        _diff,
+    ):
         command.add_command(commands)
     _markdown.add_command(commands)
     return parser

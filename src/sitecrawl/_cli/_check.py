@@ -45,12 +45,14 @@ from ._options import add_crawl_options, config_from_args
 if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._models import Page
-    from ..audit import TargetStatus
+    from ..audit import IssueRow, TargetStatus
     from ..control import CrawlScope
     from ..frontier import SqliteFrontier
 
 
 def add_command(commands: Any) -> None:
+    from ..audit import SEVERITIES
+
     check = commands.add_parser(
         "check", help="crawl a site and report broken links (exit 1 when any)"
     )
@@ -63,6 +65,19 @@ def add_command(commands: Any) -> None:
         "--fail-on-redirect",
         action="store_true",
         help="redirected links are failures, not warnings",
+    )
+    check.add_argument(
+        "--fail-on",
+        action="append",
+        type=_check_names,
+        metavar="CHECK[,CHECK]",
+        help="also fail on these issues (a check of docs/checks.md, or a family: hreflang);"
+        " repeatable",
+    )
+    check.add_argument(
+        "--fail-on-severity",
+        choices=SEVERITIES,
+        help="also fail on every issue of this severity or worse",
     )
     check.add_argument(
         "--state", metavar="PATH", help="keep the crawl's state in PATH (default: in memory)"
@@ -80,6 +95,36 @@ def add_command(commands: Any) -> None:
     check.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     add_crawl_options(check)
     check.set_defaults(handler=_execute)
+
+
+def _check_names(text: str) -> tuple[str, ...]:
+    from ..audit import check_names
+
+    try:
+        return check_names(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _failing_issues(
+    pages: list[Page], base_url: str, checked: dict[str, TargetStatus], args: argparse.Namespace
+) -> tuple[IssueRow, ...]:
+    """The issues (docs/checks.md) that ``--fail-on`` and ``--fail-on-severity`` fail on:
+    the audit of the crawl once it has ended, the link checks' answers included."""
+    if not args.fail_on and not args.fail_on_severity:
+        return ()
+    from ..audit import crawl_issues, failing, site_rows
+
+    def target(url: str) -> tuple[int | None, str | None, str | None] | None:
+        found = checked.get(url)
+        return None if found is None else (found.status, found.error, found.error_kind)
+
+    rows = site_rows(pages, base_url, target_status=target)
+    issues = crawl_issues(rows.pages, rows.links, rows.images, start_url=base_url)
+    names = [name for names in args.fail_on or () for name in names]
+    found = failing(issues, checks=names, severity=args.fail_on_severity)
+    # Broken links fail the check anyway, each listed once as BROKEN with its referrers.
+    return tuple(issue for issue in found if issue.check != "link.broken")
 
 
 def _execute(args: argparse.Namespace) -> int:
@@ -160,6 +205,7 @@ async def _check(
                 crawl_cut=crawl_cut,
                 progress=progress,
             )
+        outcome = replace(outcome, issues=_failing_issues(records.pages, base_url, checked, args))
         if not start_failed:
             sys.stdout.write(format_text(outcome, export=_export_hint(args)))
         if args.junit:

@@ -1,5 +1,5 @@
-"""``sitecrawl export STATE.db [--table pages|links|redirects|images|chunks] -o FILE``: write
-one table of a state file out (.csv, .jsonl, .json, .parquet); the pages' content too
+"""``sitecrawl export STATE.db [--table pages|links|redirects|images|issues|chunks] -o FILE``:
+write one table of a state file out (.csv, .jsonl, .json, .parquet); the pages' content too
 (``-o DIR/``, ``llms.txt``, ``llms-full.txt``)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ._redis import add_redis_options, check_source
 if TYPE_CHECKING:
     from ..frontier import PageStore
 
-TABLE_NAMES = ("pages", "links", "redirects", "images", "chunks")
+TABLE_NAMES = ("pages", "links", "redirects", "images", "issues", "chunks")
 
 
 def add_command(commands: Any) -> None:
@@ -36,9 +36,9 @@ def add_command(commands: Any) -> None:
         "--table",
         choices=TABLE_NAMES,
         default="pages",
-        help="which table: pages (default), links, redirects, images, or chunks (each page's"
-        " Markdown cut for retrieval: url, title, chunk, headings, text, tokens; needs a crawl"
-        " with --markdown)",
+        help="which table: pages (default), links, redirects, images, issues (every finding:"
+        " docs/checks.md) or chunks (each page's Markdown cut for retrieval: url, title, chunk,"
+        " headings, text, tokens; needs a crawl with --markdown)",
     )
     export.add_argument(
         "--chunk-tokens",
@@ -66,11 +66,13 @@ def _chunk_tokens(text: str) -> int:
 def _execute(args: argparse.Namespace) -> int:
     """Any table of a state file or a crawl in Redis (one :class:`PageStore` either way), any
     format, streamed: rows are written as the store's pages are read
-    (:func:`sitecrawl.sinks._tables.store_rows`), never the whole crawl in memory. The files appear
-    whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an error) leaves each
-    path as it was."""
+    (:func:`sitecrawl.sinks._tables.store_rows`), never the whole crawl in memory (but the
+    issues: the audit of the report's data, :func:`sitecrawl.report.store_issue_rows`). The
+    files appear whole when every row is written: an export stopped (Ctrl-C, SIGTERM, an
+    error) leaves each path as it was."""
     from .._exceptions import ConfigError
     from ..parse import stored_rules
+    from ..report import store_issue_rows
     from ..sinks import (
         CHUNKS,
         DEFAULT_CHUNK_TOKENS,
@@ -118,6 +120,8 @@ def _execute(args: argparse.Namespace) -> int:
         if args.table == "chunks":
             tokens = args.chunk_tokens or DEFAULT_CHUNK_TOKENS
             return await write_rows_async(paths, CHUNKS, store_chunk_rows(store, tokens))
+        if args.table == "issues":  # the audit of every page, not rows of each one
+            return await write_rows_async(paths, TABLES["issues"], store_issue_rows(store))
         chosen = TABLES[args.table]
         if chosen.name == "pages":  # a column per extraction rule the crawl ran
             kept = (getattr(store, name, None) for name in ("options", "config"))

@@ -5,6 +5,12 @@ from ._check import TIME_LIMIT as TIME_LIMIT
 from ._check import check_outcome as check_outcome
 from ._check import format_text as format_text
 from ._check import junit_xml as junit_xml
+from ._checks import CHECKS as CHECKS
+from ._checks import SEVERITIES as SEVERITIES
+from ._checks import Check as Check
+from ._checks import Finding as Finding
+from ._checks import Severity as Severity
+from ._checks import check_names as check_names
 from ._findings import DEFAULT_SLOW_LIMIT as DEFAULT_SLOW_LIMIT
 from ._findings import DEFAULT_SLOW_MS as DEFAULT_SLOW_MS
 from ._findings import NAVIGATION_KINDS as NAVIGATION_KINDS
@@ -14,8 +20,14 @@ from ._findings import Referrer as Referrer
 from ._findings import audit as audit
 from ._findings import is_broken as is_broken
 from ._findings import page_key as page_key
+from ._hreflang import code_problem as code_problem
 from ._inlinks import Inlinks as Inlinks
 from ._inlinks import fill_inlinks as fill_inlinks
+from ._issues import IssueRow as IssueRow
+from ._issues import crawl_issues as crawl_issues
+from ._issues import failing as failing
+from ._issues import issue_counts as issue_counts
+from ._issues import issue_rows as issue_rows
 from ._linkcheck import LinkChecker as LinkChecker
 from ._linkcheck import TargetStatus as TargetStatus
 from ._rows import ImageRow as ImageRow
@@ -31,5 +43,6 @@ from ._site import link_row as link_row
 from ._site import links_of as links_of
 from ._site import links_source as links_source
 from ._site import site_rows as site_rows
+from ._sitemapaudit import sitemap_entry as sitemap_entry
 from ._targets import link_targets as link_targets
 from ._targets import page_links as page_links

@@ -25,6 +25,7 @@ from .._exceptions import RedirectOutOfScope
 from .._models import Page
 from .._terminal import printable
 from ._findings import BrokenLink, RedirectChain, Referrer, is_broken, page_key
+from ._issues import IssueRow
 from ._linkcheck import TargetStatus
 from ._site import InternalTest
 from ._targets import tally_targets
@@ -67,10 +68,16 @@ class CheckOutcome:
     #: ``(reason, count)`` of the targets not checked, most first; their sum is ``unchecked``.
     unchecked_why: tuple[tuple[str, int], ...] = ()
     skipped: tuple[SkippedTarget, ...] = ()
+    #: The issues ``--fail-on`` and ``--fail-on-severity`` fail on (docs/checks.md).
+    issues: tuple[IssueRow, ...] = ()
 
     @property
     def failed(self) -> bool:
-        return bool(self.broken) or (self.fail_on_redirect and bool(self.redirects))
+        return (
+            bool(self.broken)
+            or (self.fail_on_redirect and bool(self.redirects))
+            or bool(self.issues)
+        )
 
 
 def check_outcome(
@@ -237,6 +244,8 @@ def format_text(outcome: CheckOutcome, *, export: str | None = None) -> str:
     for link in outcome.redirects:
         lines.append(f"{label} {link.url}  {_chain(link)}  {referred_by(link.pages, link.links)}")
         lines += _referrer_lines(link.referrers, link.pages, export)
+    for issue in outcome.issues:
+        lines.append(f"ISSUE {issue.severity} {issue.check} {issue.url}  {issue.message}")
     lines.append(summary_line(outcome))
     return "\n".join(printable(line) for line in lines) + "\n"
 
@@ -250,6 +259,8 @@ def summary_line(outcome: CheckOutcome) -> str:
     if outcome.unchecked:
         why = ", ".join(f"{count:,} {reason}" for reason, count in outcome.unchecked_why)
         line += f"; {outcome.unchecked:,} not checked: {why}"
+    if outcome.issues:
+        line += f"; {_plural(len(outcome.issues), 'failing issue')}"
     return line
 
 
@@ -300,6 +311,13 @@ def junit_xml(
                 failure.text = _xml_text(text)
             else:
                 warnings.append(f"warning: {link.url} {text}")
+    for issue in outcome.issues:  # a failing test case each, classed by its check
+        case = ET.SubElement(
+            suite, "testcase", name=_xml_text(issue.url), classname=issue.check, time="0.000"
+        )
+        failure = ET.SubElement(case, "failure", message=_xml_text(issue.message), type="issue")
+        failure.text = issue.severity
+        failures += 1
     for skipped in outcome.skipped:
         case = _testcase(suite, skipped.url, skipped.internal, 0.0)
         ET.SubElement(case, "skipped", message=skipped.reason)
@@ -312,7 +330,7 @@ def junit_xml(
             "name": "sitecrawl check",
             "timestamp": timestamp.strftime("%Y-%m-%dT%H:%M:%S"),
             "hostname": hostname or "localhost",
-            "tests": str(len(outcome.checked) + len(outcome.skipped)),
+            "tests": str(len(outcome.checked) + len(outcome.skipped) + len(outcome.issues)),
             "failures": str(failures),
             "errors": "0",
             "skipped": str(len(outcome.skipped)),

@@ -12,6 +12,9 @@ tests hold the two to the same report.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any
+
 from .._models import Page
 from ..audit import (
     NAVIGATION_KINDS,
@@ -19,6 +22,7 @@ from ..audit import (
     Inlinks,
     InternalTest,
     LinkRow,
+    crawl_issues,
     is_broken,
     link_row,
     links_of,
@@ -73,3 +77,11 @@ async def store_report_data(store: PageStore) -> ReportData:
         images=images,
         duration_s=await store.crawl_seconds(),
     )
+
+
+async def store_issue_rows(store: PageStore) -> AsyncIterator[dict[str, Any]]:
+    """The issues table of an open store's crawl (``sitecrawl export -t issues``): the audit
+    of the report's data (:func:`store_report_data`), one dict per finding."""
+    data = await store_report_data(store)
+    for row in crawl_issues(data.pages, data.links, data.images, start_url=data.meta.base_url):
+        yield row.to_dict()

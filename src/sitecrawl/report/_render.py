@@ -53,7 +53,10 @@ def render_report(
             slow_limit=slow_limit,
             start_url=data.meta.base_url,
         )
-    tables = build_tables(data, findings, max_rows=max_rows)
+    from ._issues import issue_tables
+
+    issues = [table.capped(max_rows) for table in issue_tables(data, findings)]
+    tables = issues + build_tables(data, findings, max_rows=max_rows)
     changed: list[Table] = []
     changes_part = ""
     if changes is not None:

@@ -37,6 +37,8 @@ class Table:
     lists_from: str | None = None
     """The ``sitecrawl export -t`` table holding every item of a list cell cut short
     (None: :attr:`export`), or with :attr:`command` that command."""
+    facets: tuple[int, ...] = ()
+    """Columns (text) the reader filters by value: a menu each, every value with its count."""
 
     @property
     def count(self) -> int:
@@ -59,6 +61,7 @@ class Table:
             "columns": [{"label": label, "type": kind} for label, kind in self.columns],
             "rows": self.rows,
             "more": self.export_command(export_source, self.lists_from),
+            "facets": list(self.facets),
         }
 
     def export_command(self, export_source: str, table: str | None = None) -> str:

@@ -44,6 +44,9 @@ from ._markdown_files import now_utc as now_utc
 from ._page_outputs import PageOutput as PageOutput
 from ._page_outputs import is_page_output as is_page_output
 from ._page_outputs import needs_markdown as needs_markdown
+from ._sitemap import sitemap_documents as sitemap_documents
+from ._sitemap import sitemap_index as sitemap_index
+from ._sitemap import write_sitemaps as write_sitemaps
 from ._tables import TABLES as TABLES
 from ._tables import TableSpec as TableSpec
 from ._tables import pages_table as pages_table

@@ -1,4 +1,4 @@
-"""The four tables of a crawl, from its page records: pages, links, redirects, images. Pure.
+"""The tables of a crawl, from its page records: pages, links, redirects, images. Pure.
 
 A table is a :class:`TableSpec` (typed columns, so every output format, Parquet included,
 writes the same schema) and rows as dicts, generated from :class:`~sitecrawl.Page` records
@@ -16,6 +16,8 @@ and a URL that redirected to a page crawled at its own URL gives none (that page
     redirects  one row per redirect hop: url (as requested), hop (1, 2, ...), hop_url,
                status (3xx), final_url and final_status (where the chain ended)
     images     one row per ``<img src>``: page_url, src, alt (None when absent)
+    issues     one row per finding of the audit: url, check, severity, message, detail
+               (not per page: :func:`sitecrawl.report.store_issue_rows` reads them)
 
 :func:`sitecrawl.audit.site_rows` turns the same records into the audit's typed rows.
 """
@@ -107,7 +109,13 @@ REDIRECTS = TableSpec(
     ),
 )
 IMAGES = TableSpec("images", (("page_url", "str"), ("src", "str"), ("alt", "str")))
-TABLES: dict[str, TableSpec] = {t.name: t for t in (PAGES, LINKS, REDIRECTS, IMAGES)}
+#: Every finding of the crawl (:func:`sitecrawl.audit.issue_rows`): not a page's rows, the
+#: audit of them all (``sitecrawl export -t issues`` reads them through the report's data).
+ISSUES = TableSpec(
+    "issues",
+    (("url", "str"), ("check", "str"), ("severity", "str"), ("message", "str"), ("detail", "json")),
+)
+TABLES: dict[str, TableSpec] = {t.name: t for t in (PAGES, LINKS, REDIRECTS, IMAGES, ISSUES)}
 #: The heading of an extraction rule's column (CSV, Parquet): ``x:NAME``.
 EXTRACT_PREFIX = "x:"
 
@@ -155,6 +163,8 @@ async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
     the links table (the first keeps each crawled page's status and error by its key, a few
     dozen bytes a page, for the ``target_*`` columns) and the pages table (the first counts
     each page's ``inlinks``: :class:`~sitecrawl.audit._inlinks.Inlinks`)."""
+    if table is ISSUES:
+        raise ValueError("the issues table is the audit of every page: store_issue_rows")
     targets: dict[str, Target] = {}
     inlinks = Inlinks() if table.name == PAGES.name else None
     if table is LINKS or table is IMAGES or inlinks is not None:

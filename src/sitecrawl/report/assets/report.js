@@ -141,6 +141,7 @@
     this.view = spec.rows.map(function (_, i) { return i; });
     this.haystack = null;
     this.query = "";
+    this.chosen = {};  // facet column -> the value picked ("" or absent: all)
     this.sortColumn = -1;
     this.sortDir = 1;
     this.page = 0;
@@ -163,6 +164,9 @@
     });
     this.count = el("span", "count");
     toolbar.appendChild(this.filter);
+    (this.spec.facets || []).forEach(function (column) {
+      toolbar.appendChild(self.facetMenu(column));
+    });
     toolbar.appendChild(this.count);
 
     var scroller = el("div", "table-scroll");
@@ -215,10 +219,47 @@
     this.root.appendChild(pager);
   };
 
+  // A menu of a column's values, each with its count, in the order they first appear.
+  DataTable.prototype.facetMenu = function (column) {
+    var self = this;
+    var label = this.spec.columns[column].label;
+    var counts = {};
+    var order = [];
+    this.rows.forEach(function (row) {
+      var value = String(row[column]);
+      if (!Object.prototype.hasOwnProperty.call(counts, value)) {
+        counts[value] = 0;
+        order.push(value);
+      }
+      counts[value] += 1;
+    });
+    var menu = el("select", "facet");
+    menu.setAttribute("aria-label", label);
+    menu.setAttribute("data-column", label.toLowerCase());
+    var all = el("option", null, "Every " + label.toLowerCase());
+    all.value = "";
+    menu.appendChild(all);
+    order.forEach(function (value) {
+      var option = el("option", null, value + " (" + numberFormat.format(counts[value]) + ")");
+      option.value = value;
+      menu.appendChild(option);
+    });
+    menu.addEventListener("change", function () {
+      self.chosen[column] = menu.value;
+      self.refilter();
+    });
+    return menu;
+  };
+
   DataTable.prototype.setQuery = function (text) {
     var query = text.trim().toLowerCase();
     if (query === this.query) return;
     this.query = query;
+    this.refilter();
+  };
+
+  DataTable.prototype.refilter = function () {
+    var query = this.query;
     if (query && this.haystack === null) {
       this.haystack = this.rows.map(function (row) {
         var parts = [];
@@ -227,8 +268,14 @@
       });
     }
     var haystack = this.haystack;
+    var rows = this.rows;
+    var chosen = this.chosen;
+    var picked = Object.keys(chosen).filter(function (c) { return chosen[c] !== ""; });
     var indices = this.rows.map(function (_, i) { return i; });
-    this.view = query ? indices.filter(function (i) { return haystack[i].indexOf(query) !== -1; }) : indices;
+    this.view = indices.filter(function (i) {
+      if (query && haystack[i].indexOf(query) === -1) return false;
+      return picked.every(function (c) { return String(rows[i][c]) === chosen[c]; });
+    });
     this.applySort();
     this.goto(0);
   };

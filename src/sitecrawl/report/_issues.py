@@ -1,0 +1,45 @@
+"""The report's Issues section: every finding of the crawl, one row each
+(:func:`sitecrawl.audit.issue_rows`), filtered by check and severity in the page, and the count
+of each check with what it means (docs/checks.md says how to fix it). Pure."""
+
+from __future__ import annotations
+
+from ..audit import CHECKS, Audit, IssueRow, issue_counts, issue_rows
+from ._data import ReportData
+from ._table import Table, cell_text
+
+
+def issue_tables(data: ReportData, found: Audit) -> list[Table]:
+    """The issues table (check and severity as menus) and the count per check."""
+    rows: list[IssueRow] = list(issue_rows(found, data.pages))
+    counts = issue_counts(rows)
+    return [
+        Table(
+            "issues",
+            "Issues",
+            "Every finding of the crawl, worst first: a page is in a row per finding. Pick a"
+            " check or a severity to filter; docs/checks.md says what each check means and how"
+            " to fix it.",
+            (
+                ("Check", "text"),
+                ("Severity", "text"),
+                ("URL", "url"),
+                ("Message", "text"),
+                ("Detail", "text"),
+            ),
+            [
+                [row.check, row.severity, row.url, row.message, cell_text(row.detail or None)]
+                for row in rows
+            ],
+            export="issues",
+            facets=(0, 1),
+        ),
+        Table(
+            "issuecounts",
+            "Issues by check",
+            "How many rows each check found.",
+            (("Check", "text"), ("Severity", "text"), ("Rows", "num"), ("Meaning", "text")),
+            [[name, CHECKS[name].severity, n, CHECKS[name].summary] for name, n in counts.items()],
+            export="issues",
+        ),
+    ]
