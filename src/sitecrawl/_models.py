@@ -55,6 +55,11 @@ class Page:
     body's text (scripts and styles left out), ``h2`` lists the ``<h2>`` texts, ``lang`` is
     ``<html lang>``, ``hreflang`` the ``<link rel="alternate" hreflang>`` pairs
     ``[(lang, url), ...]``. ``extracted`` holds the custom extraction rules' values.
+
+    A PDF (``content_type`` ``application/pdf``, read unless ``Limits.max_pdf_bytes`` is 0 or
+    the ``pdf`` extra is missing) has ``title`` (its metadata's, else its first line),
+    ``page_count``, ``markdown`` (its text, page by page after ``<!-- page N -->``),
+    ``word_count`` and ``outgoing_links`` (its link annotations' URIs).
     """
 
     url: str
@@ -123,6 +128,8 @@ class Page:
     #: ``check``; :mod:`sitecrawl.audit._inlinks`), None in records written as pages arrive.
     inlinks: int | None = None
     unique_inlinks: int | None = None
+    markdown: str | None = None
+    page_count: int | None = None
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.
