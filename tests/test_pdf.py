@@ -136,7 +136,7 @@ def pdf_site() -> Iterator[PdfSite]:
             report=report,
             long=long,
             untitled=untitled,
-            big=repeat_pages(long, 16),
+            big=repeat_pages(long, 8),
             locked=encrypt(report, user_password="secret"),
             cut=report[: len(report) // 3],
         )
@@ -169,10 +169,10 @@ def test_reads_title_pages_text_words_and_links_of_a_chromium_pdf(pdf_site: PdfS
     pdf = read_pdf(pdf_site.pdfs["report"], url)
     assert pdf.title == "Annual Report 2026"  # the PDF's Title (Chromium: the <title>)
     assert pdf.page_count == 1
-    assert pdf.markdown.startswith("<!-- page 1 -->\n\nAnnual Report 2026\n")
-    assert "See About us for more." in pdf.markdown
-    assert "2026 14" in pdf.markdown  # the table's row, its cells in order
-    assert pdf.word_count == len(pdf.markdown.split()) - 4  # less the page marker's words
+    assert pdf.markdown.startswith("<!-- page 1 -->\n\n# Annual Report 2026\n\nApache License")
+    assert "\n\nSee About us for more.\n\nSee A gone page for more.\n\n" in pdf.markdown
+    assert "\n\nYear Pages\n2025 12\n2026 14\n\n" in pdf.markdown  # the table, a row a line
+    assert pdf.word_count == len(pdf.markdown.split()) - 5  # less the page marker and the #
     s = pdf_site.url
     assert pdf.outgoing_links == [s + "/about.html", s + "/gone.html", "https://external.invalid/x"]
     assert pdf.links == [
@@ -188,6 +188,10 @@ def test_pages_are_marked_in_order_and_every_page_is_read(pdf_site: PdfSite) -> 
     markers = [line for line in pdf.markdown.splitlines() if line.startswith("<!-- page ")]
     assert markers == [f"<!-- page {n} -->" for n in range(1, pdf.page_count + 1)]
     assert 8_500 < pdf.word_count < 9_500 + 100  # the 9,000 words printed, and headings
+    # The <h1> and each license's <h2> are headings, at their levels; paragraphs apart.
+    assert pdf.markdown.startswith("<!-- page 1 -->\n\n# Licenses\n\n## Apache-2.0\n\nApache")
+    assert pdf.markdown.count("\n## ") >= 3 and pdf.markdown.count("\n# ") == 1
+    assert "\n\nTERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION\n\n" in pdf.markdown
     assert [link.rsplit("/", 1)[1] for link in pdf.outgoing_links][:2] == ["40.html", "80.html"]
 
 
@@ -326,7 +330,7 @@ async def test_html_pages_keep_completing_while_a_big_pdf_is_read(pdf_site: PdfS
     s = pdf_site.url
     big_sent, big_done = pdf_site.sent["/big.pdf"], done[s + "/big.pdf"]
     during = [url for url, at in done.items() if "/p/" in url and big_sent < at < big_done]
-    assert big_done - big_sent > 0.5  # the read took a while (it is 16 x the long PDF) ...
+    assert big_done - big_sent > 0.5  # the read took a while (it is 8 x the long PDF) ...
     assert len(during) >= 5, (big_done - big_sent, len(during))  # ... and pages kept coming
 
 
@@ -347,7 +351,7 @@ async def test_a_pdf_is_read_in_a_child_under_the_deadline(pdf_site: PdfSite) ->
         pdf = await parser.read_pdf(big, "http://docs.test/big.pdf")
         took = time.monotonic() - started
         ticker.cancel()
-        assert pdf.page_count == 16 * read_pdf(pdf_site.pdfs["long"], "http://x.test/").page_count
+        assert pdf.page_count == 8 * read_pdf(pdf_site.pdfs["long"], "http://x.test/").page_count
         gaps = [b - a for a, b in itertools.pairwise(ticks)]
         assert took > 0.5 and max(gaps) < took / 3, (took, max(gaps))
         assert parser.parsed_here == 0
