@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -250,8 +251,12 @@ async def test_a_crawl_reads_a_pdf_and_follows_its_links_in_scope(pdf_site: PdfS
 
 
 def test_check_names_the_pdf_as_the_referrer_of_its_broken_link(
-    pdf_site: PdfSite, capsys: pytest.CaptureFixture[str]
+    pdf_site: PdfSite,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.chdir(tmp_path)
     s = pdf_site.url
     assert main(["check", s + "/start/report.html", "--retries", "0", "-q"]) == 1
     out = capsys.readouterr().out

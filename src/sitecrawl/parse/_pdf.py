@@ -140,17 +140,20 @@ def _page_lines(raw: Any, textpage: Any) -> list[_Line]:
     from its first character, when the text's length is the page's count of characters (a
     character outside the BMP counts twice in the text: then the lines are plain)."""
     text = textpage.get_text_range()
-    aligned = len(text) == raw.FPDFText_CountChars(textpage.raw)
+    handle = textpage.raw
+    aligned = len(text) == raw.FPDFText_CountChars(handle)
+    origin, font_size = raw.FPDFText_GetCharOrigin, raw.FPDFText_GetFontSize
     x, y = ctypes.c_double(), ctypes.c_double()
+    at_x, at_y = ctypes.byref(x), ctypes.byref(y)
     lines = []
     index = 0
     for part in text.split("\r\n"):
         line = _Line(" ".join(part.translate(_DROP).split()))
         if aligned and line.text:
             first = index + len(part) - len(part.lstrip())
-            if raw.FPDFText_GetCharOrigin(textpage.raw, first, ctypes.byref(x), ctypes.byref(y)):
+            if origin(handle, first, at_x, at_y):
                 line.y = y.value
-                line.size = raw.FPDFText_GetFontSize(textpage.raw, first)
+                line.size = font_size(handle, first)
         lines.append(line)
         index += len(part) + 2
     while lines and not lines[-1].text:
