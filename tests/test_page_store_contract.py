@@ -81,6 +81,8 @@ FULL = Page(
     extracted={"price": 9.5, "n": 3, "on": True, "none": None, "tags": ["a", "é"], "ld": {"a": 1}},
     inlinks=5,
     unique_inlinks=4,
+    markdown="<!-- page 1 -->\n\n# Title\n\nText, é.\n",
+    page_count=3,
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),
