@@ -8,6 +8,7 @@ import importlib
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -52,8 +53,10 @@ SUBPACKAGES = PACKAGES[1:]
 
 def reexports(package: ModuleType) -> dict[str, str]:
     """Name -> absolute module of every ``from .x import name`` in the package's
-    ``__init__``: at its top level, or under ``if TYPE_CHECKING:`` (names served lazily)."""
-    tree = ast.parse(inspect.getsource(package))
+    ``__init__``: at its top level, or under ``if TYPE_CHECKING:`` (names served lazily), or
+    in its stub ``__init__.pyi`` (a face's names, each written once there)."""
+    stub = Path(inspect.getfile(package)).with_suffix(".pyi")
+    tree = ast.parse(stub.read_text() if stub.exists() else inspect.getsource(package))
     statements: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":

@@ -34,14 +34,13 @@ def summary(stats: CrawlStats, rest: str | None = None) -> str:
     parts.append(f"errors: {stats.errors:,}")
     if stats.pages:
         parts.append(f"received: {size_text(stats.received_bytes)}")
-    if stats.blocked:
-        parts.append(f"blocked by robots.txt: {stats.blocked:,}")
-    if stats.retries:
-        parts.append(f"retries: {stats.retries:,}")
-    if stats.sitemap_urls:
-        parts.append(f"in sitemaps: {stats.sitemap_urls:,}")
-    if stats.dropped_links:
-        parts.append(f"trap links skipped: {stats.dropped_links:,}")
+    counted = (
+        ("blocked by robots.txt", stats.blocked),
+        ("retries", stats.retries),
+        ("in sitemaps", stats.sitemap_urls),
+        ("trap links skipped", stats.dropped_links),
+    )
+    parts += [f"{name}: {count:,}" for name, count in counted if count]
     if stats.scope:
         parts.append(f"scope: {stats.scope}")
     lines = [" · ".join(parts)]

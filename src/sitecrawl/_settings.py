@@ -208,26 +208,25 @@ def count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def seconds(text: str) -> float:
-    """A positive number of seconds."""
+def _number(text: str, what: str, ok: Callable[[float], bool], rule: str) -> float:
+    """``text`` as a float that passes ``ok``; else one line: not ``what``, or not ``rule``."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+    if not ok(value):  # (NaN passes no rule)
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
     return value
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds."""
+    return _number(text, "a number of seconds", lambda value: value > 0, "positive")
 
 
 def non_negative(text: str) -> float:
     """A number, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
+    return _number(text, "a number", lambda value: value >= 0, "0 or more")
 
 
 def fraction(text: str) -> float:

@@ -283,13 +283,7 @@ def junit_xml(
     )
     warnings: list[str] = []
     for target in outcome.checked:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            name=_xml_text(target.url),
-            classname="internal" if target.internal else "external",
-            time=f"{target.seconds:.3f}",
-        )
+        case = _testcase(suite, target.url, target.internal, target.seconds)
         key = page_key(target.url)
         if (found := broken.get(key)) is not None:
             failures += 1
@@ -307,13 +301,7 @@ def junit_xml(
             else:
                 warnings.append(f"warning: {link.url} {text}")
     for skipped in outcome.skipped:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            name=_xml_text(skipped.url),
-            classname="internal" if skipped.internal else "external",
-            time="0.000",
-        )
+        case = _testcase(suite, skipped.url, skipped.internal, 0.0)
         ET.SubElement(case, "skipped", message=skipped.reason)
     for reason, count in outcome.unchecked_why:
         ET.SubElement(properties, "property", name=f"not_checked: {reason}", value=str(count))
@@ -334,3 +322,14 @@ def junit_xml(
     ET.indent(suite)
     document: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
     return document + b"\n"
+
+
+def _testcase(suite: ET.Element, url: str, internal: bool, seconds: float) -> ET.Element:
+    """One target's ``<testcase>``: named by its URL, classed internal or external."""
+    return ET.SubElement(
+        suite,
+        "testcase",
+        name=_xml_text(url),
+        classname="internal" if internal else "external",
+        time=f"{seconds:.3f}",
+    )

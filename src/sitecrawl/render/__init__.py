@@ -13,24 +13,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from .._lazy import lazy_face
 
-from .._lazy import lazy_getattr
-
-if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
-    from ._browser import find_browser as find_browser
-    from ._renderer import Renderer as Renderer
-
-#: Public name -> the private module it lives in, imported on first use (``__getattr__``).
-_LAZY = {
-    "Renderer": "._renderer",
-    "find_browser": "._browser",
-}
-
-__all__ = [
-    "Renderer",
-    "find_browser",
-]
-
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# The public names, each once, are the stub's (__init__.pyi: what type checkers read); a
+# name is imported from its module on first use.
+_LAZY, __all__, __getattr__ = lazy_face(__name__, __file__)

@@ -13,33 +13,8 @@ Content-Security-Policy, and every crawled string reaches the page as text only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from .._lazy import lazy_face
 
-from .._lazy import lazy_getattr
-
-if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
-    from ._build import store_report_data as store_report_data
-    from ._changes import render_changes as render_changes
-    from ._data import CrawlMeta as CrawlMeta
-    from ._data import ReportData as ReportData
-    from ._render import render_report as render_report
-
-#: Public name -> the private module it lives in, imported on first use (``__getattr__``).
-_LAZY = {
-    "CrawlMeta": "._data",
-    "ReportData": "._data",
-    "render_changes": "._changes",
-    "render_report": "._render",
-    "store_report_data": "._build",
-}
-
-__all__ = [
-    "CrawlMeta",
-    "ReportData",
-    "render_changes",
-    "render_report",
-    "store_report_data",
-]
-
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+# The public names, each once, are the stub's (__init__.pyi: what type checkers read); a
+# name is imported from its module on first use.
+_LAZY, __all__, __getattr__ = lazy_face(__name__, __file__)

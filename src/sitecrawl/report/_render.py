@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING
 
+from .._progress import size_text
 from ..audit import DEFAULT_SLOW_LIMIT, DEFAULT_SLOW_MS, Audit, audit
 from ._charts import MS_BUCKETS, SIZE_BUCKETS, bar_chart, bucket_bars, depth_bars, status_bars
 from ._data import ReportData
@@ -113,7 +114,7 @@ def _summary(data: ReportData, found: Audit) -> str:
         card(_duration(duration), "duration"),
         card("—" if rate is None else f"{rate:,.1f}", "pages / s"),
         card("—" if not times else f"{statistics.median(times):,.0f} ms", "median response"),
-        card(_bytes(total_bytes), "downloaded"),
+        card(size_text(total_bytes), "downloaded"),
     ]
     if revalidated:
         cards.insert(2, card(f"{revalidated:,}", "of them 304 not modified (record kept)"))
@@ -151,12 +152,3 @@ def _duration(seconds: float | None) -> str:
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s"
-
-
-def _bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")

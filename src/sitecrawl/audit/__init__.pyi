@@ -1,0 +1,35 @@
+# The public names of sitecrawl.audit, each once (its __init__.py serves them lazily).
+
+from ._check import INTERRUPTED as INTERRUPTED
+from ._check import TIME_LIMIT as TIME_LIMIT
+from ._check import check_outcome as check_outcome
+from ._check import format_text as format_text
+from ._check import junit_xml as junit_xml
+from ._findings import DEFAULT_SLOW_LIMIT as DEFAULT_SLOW_LIMIT
+from ._findings import DEFAULT_SLOW_MS as DEFAULT_SLOW_MS
+from ._findings import NAVIGATION_KINDS as NAVIGATION_KINDS
+from ._findings import TEXT_FIELDS as TEXT_FIELDS
+from ._findings import Audit as Audit
+from ._findings import Referrer as Referrer
+from ._findings import TextField as TextField
+from ._findings import audit as audit
+from ._findings import is_broken as is_broken
+from ._findings import page_key as page_key
+from ._inlinks import Inlinks as Inlinks
+from ._inlinks import fill_inlinks as fill_inlinks
+from ._linkcheck import LinkChecker as LinkChecker
+from ._linkcheck import TargetStatus as TargetStatus
+from ._rows import ImageRow as ImageRow
+from ._rows import LinkRow as LinkRow
+from ._rows import image_rows as image_rows
+from ._rows import link_rows as link_rows
+from ._rows import links_from_pages as links_from_pages
+from ._rows import page_rows as page_rows
+from ._site import InternalTest as InternalTest
+from ._site import js_added as js_added
+from ._site import link_kind as link_kind
+from ._site import link_row as link_row
+from ._site import link_source as link_source
+from ._site import links_source as links_source
+from ._site import site_rows as site_rows
+from ._targets import page_links as page_links

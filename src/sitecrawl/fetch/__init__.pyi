@@ -1,0 +1,16 @@
+# The public names of sitecrawl.fetch, each once (its __init__.py serves them lazily).
+
+from ._fetcher import FollowPolicy as FollowPolicy
+from ._fetcher import RedirectTrail as RedirectTrail
+from ._fetcher import Response as Response
+from ._pagejob import BLOCKED as BLOCKED
+from ._pagejob import PageJob as PageJob
+from ._pagejob import ParseFn as ParseFn
+from ._pagejob import PoliteClient as PoliteClient
+from ._pagejob import failed as failed
+from ._robots import RobotsRules as RobotsRules
+from ._session import load_cookie_file as load_cookie_file
+from ._sitemaps import MAX_SITEMAP_BYTES as MAX_SITEMAP_BYTES
+from ._sitemaps import discover as discover
+from ._sitemaps import sitemap_urls as sitemap_urls
+from ._stack import FetchStack as FetchStack

@@ -1,0 +1,4 @@
+# The public names of sitecrawl.render, each once (its __init__.py serves them lazily).
+
+from ._browser import find_browser as find_browser
+from ._renderer import Renderer as Renderer

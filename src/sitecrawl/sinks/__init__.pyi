@@ -1,0 +1,32 @@
+# The public names of sitecrawl.sinks, each once (its __init__.py serves them lazily).
+
+from ._atomic import TEMP_MARK as TEMP_MARK
+from ._atomic import Replacement as Replacement
+from ._atomic import open_replacing as open_replacing
+from ._atomic import replacing as replacing
+from ._base import Sink as Sink
+from ._files import CsvSink as CsvSink
+from ._files import FileSink as FileSink
+from ._files import JsonlSink as JsonlSink
+from ._files import JsonSink as JsonSink
+from ._files import ParquetSink as ParquetSink
+from ._files import sink_for as sink_for
+from ._formats import CELL_LIMIT as CELL_LIMIT
+from ._formats import CSV_COLUMNS as CSV_COLUMNS
+from ._formats import FORMATS as FORMATS
+from ._formats import LIST_SEPARATOR as LIST_SEPARATOR
+from ._formats import RowWriter as RowWriter
+from ._formats import check_outputs as check_outputs
+from ._formats import csv_cell as csv_cell
+from ._formats import csv_columns as csv_columns
+from ._formats import csv_row as csv_row
+from ._formats import format_of as format_of
+from ._formats import open_writer as open_writer
+from ._formats import open_writers as open_writers
+from ._formats import safe_cell as safe_cell
+from ._formats import write_rows as write_rows
+from ._formats import write_rows_async as write_rows_async
+from ._tables import TABLES as TABLES
+from ._tables import TableSpec as TableSpec
+from ._tables import pages_table as pages_table
+from ._tables import store_rows as store_rows
