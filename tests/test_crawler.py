@@ -210,12 +210,19 @@ async def test_failures_are_recorded_never_raised(serve: ServeFn) -> None:
     assert "out of scope" in str(rec("/away")["error"])
     assert rec("/file.pdf")["status"] == 200
     assert rec("/file.pdf")["content_type"] == "application/pdf"
-    assert rec("/file.pdf")["error"] is None
+    assert rec("/file.pdf")["error_kind"] == "pdf_broken"  # "%PDF-1.4" and nothing more
     # out-of-scope links stay in outgoing_links but are never fetched
     assert "http://127.0.0.1:1/refused" in rec("/")["outgoing_links"]
     assert normalize_url("http://127.0.0.1:1/refused") not in page_data
     assert "/target" not in server.traffic.paths or server.traffic.count("/target") == 1
-    assert {p.url.rsplit("/", 1)[1] for p in errors} == {"missing", "boom", "slow", "loop1", "away"}
+    assert {p.url.rsplit("/", 1)[1] for p in errors} == {
+        "missing",
+        "boom",
+        "slow",
+        "loop1",
+        "away",
+        "file.pdf",
+    }
 
 
 async def test_unreachable_base_url_is_a_record(unused_tcp_port: int) -> None:

@@ -24,6 +24,8 @@ def test_every_kind_is_stable_unique_and_documented() -> None:
     assert list(ERROR_KINDS) == [
         "parse",
         "render",
+        "pdf_encrypted",
+        "pdf_broken",
         "fetch",
         "http_status",
         "not_html",

@@ -83,6 +83,7 @@ FULL = Page(
     inlinks=5,
     unique_inlinks=4,
     markdown="# Tïtle\n\nSome *text* \u202e with a [link](" + B + "/a).\n" * 40,
+    page_count=3,
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),

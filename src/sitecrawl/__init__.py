@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._exceptions import MissingExtra as MissingExtra
     from ._exceptions import NotHTMLError as NotHTMLError
     from ._exceptions import ParseError as ParseError
+    from ._exceptions import PdfBroken as PdfBroken
+    from ._exceptions import PdfEncrypted as PdfEncrypted
     from ._exceptions import ProtocolError as ProtocolError
     from ._exceptions import RedirectLoop as RedirectLoop
     from ._exceptions import RedirectOutOfScope as RedirectOutOfScope
@@ -84,6 +86,8 @@ _LAZY = {
             "MissingExtra",
             "NotHTMLError",
             "ParseError",
+            "PdfBroken",
+            "PdfEncrypted",
             "ProtocolError",
             "RedirectLoop",
             "RedirectOutOfScope",

@@ -93,6 +93,18 @@ class Limits:
             help="cut bodies at N decoded bytes (default %(default)s: 10 MiB)",
         ),
     )
+    #: PDF bodies are read up to this many bytes (a PDF declared or found larger is recorded
+    #: ``too_large``, not read); 0: PDFs are not read (nor without the ``pdf`` extra).
+    max_pdf_bytes: int = setting(
+        50 * 1024 * 1024,
+        flag(
+            "--max-pdf-bytes",
+            parse=count(0),
+            metavar="N",
+            help="read PDFs of up to N bytes: their text, title and links (default"
+            " %(default)s: 50 MiB; 0: PDFs are not read)",
+        ),
+    )
     max_url_length: int = setting(
         2048,
         flag(
@@ -137,6 +149,8 @@ class Limits:
             raise ConfigError("max_redirects must be 0 or more")
         if self.max_bytes < 1:
             raise ConfigError("max_bytes must be positive")
+        if self.max_pdf_bytes < 0:
+            raise ConfigError("max_pdf_bytes must be 0 or more")
         if self.max_url_length < 16:
             raise ConfigError(f"max_url_length must be at least 16, got {self.max_url_length}")
         if self.max_query_variants < 1:

@@ -138,7 +138,7 @@ class CourseAPI:
             response = await self._job.fetch(self._job.trail(parse_base_url(url)))
         if response.status >= 400:
             raise HTTPStatusError(f"HTTP {response.status}", url=url, status=response.status)
-        if response.body is None:
+        if response.body is None or not response.is_html:  # (a PDF's body is read)
             raise NotHTMLError(
                 f"not HTML: {response.content_type}",
                 url=url,

@@ -139,8 +139,10 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         self.throttle = self._stack.throttle
         self.robots = self._stack.robots
         self._client = self._stack.client
-        self._job = PageJob(self._client, self._stack.gate, self.scope, config, self._parser.parse)
+        parse, read_pdf = self._parser.parse, self._parser.read_pdf
+        self._job = PageJob(self._client, self._stack.gate, self.scope, config, parse, read_pdf)
         self._job.unconverted = self.stats.unconverted
+        self._job.notes = self.stats.notes
         self._renderer: Renderer | None = None
         self._sitemap_keys: set[str] = set()
         self._targets = self._link_targets()

@@ -17,15 +17,20 @@
     │   │                                                 not read, or whose parse and
     │   │                                                 extraction rules passed the parse
     │   │                                                 deadline; carries ``url=``
-    │   └── RenderError            render                 headless Chromium could not render
-    │                                                     the page (the raw HTML's fields stay)
+    │   ├── RenderError            render                 headless Chromium could not render
+    │   │                                                 the page (the raw HTML's fields stay)
+    │   ├── PdfEncrypted           pdf_encrypted          a PDF that needs a password to be read
+    │   └── PdfBroken              pdf_broken             a body served as PDF that PDFium
+    │                                                     cannot open or read
     └── FetchError                 fetch                  one page could not be fetched (or only
         │                                                 in part); carries ``url=``, ``status=``
         ├── HTTPStatusError        http_status            the server answered with status >= 400
         ├── NotHTMLError           not_html               the body is not HTML; carries
         │                                                 ``content_type=``
         ├── BodyTooLarge           too_large              the body was cut at ``Limits.max_bytes``
-        │                                                 (the page keeps what was read)
+        │                                                 (the page keeps what was read), or a
+        │                                                 PDF is over ``Limits.max_pdf_bytes``
+        │                                                 (not read)
         ├── FetchTimeout           timeout                connect or total timeout
         ├── ConnectError           connect                refused or reset connection, TLS failure
         │   └── DNSError           dns                    the host name does not resolve
@@ -92,6 +97,20 @@ class RenderError(ParseError):
     page keeps the fields of its raw HTML."""
 
     kind: ClassVar[str] = "render"
+
+
+class PdfEncrypted(ParseError):
+    """A PDF that cannot be read without its user password (one with only an owner password,
+    which restricts printing or copying, is read)."""
+
+    kind: ClassVar[str] = "pdf_encrypted"
+
+
+class PdfBroken(ParseError):
+    """A body served as a PDF that PDFium cannot open or read (not a PDF, damaged beyond
+    repair)."""
+
+    kind: ClassVar[str] = "pdf_broken"
 
 
 class StateError(SitecrawlError):
@@ -221,14 +240,14 @@ class ProtocolError(FetchError):
 
 
 def _kinds() -> dict[str, type[FetchError | ParseError]]:
-    found: dict[str, type[FetchError | ParseError]] = {ParseError.kind: ParseError}
-    found[RenderError.kind] = RenderError
+    found: dict[str, type[FetchError | ParseError]] = {}
 
-    def walk(cls: type[FetchError]) -> None:
+    def walk(cls: type[FetchError | ParseError]) -> None:
         found[cls.kind] = cls
         for sub in cls.__subclasses__():
             walk(sub)
 
+    walk(ParseError)
     walk(FetchError)
     return found
 

@@ -57,6 +57,11 @@ class Page:
     body's text (scripts and styles left out), ``h2`` lists the ``<h2>`` texts, ``lang`` is
     ``<html lang>``, ``hreflang`` the ``<link rel="alternate" hreflang>`` pairs
     ``[(lang, url), ...]``. ``extracted`` holds the custom extraction rules' values.
+
+    A PDF (``content_type`` ``application/pdf``, read unless ``Limits.max_pdf_bytes`` is 0 or
+    the ``pdf`` extra is missing) has ``title`` (its metadata's, else its first line),
+    ``page_count``, ``markdown`` (its text, page by page after ``<!-- page N -->``),
+    ``word_count`` and ``outgoing_links`` (its link annotations' URIs).
     """
 
     url: str = field(metadata=info(course="page_url", report=Column("URL", "url", 0)))
@@ -234,8 +239,8 @@ class Page:
     #: ``check``; :mod:`sitecrawl.audit._inlinks`), None in records written as pages arrive.
     inlinks: int | None = record_field(None, report=Column("Inlinks", "num", 9))
     unique_inlinks: int | None = record_field(None, report=Column("Unique inlinks", "num", 10))
-    #: The page's main content as Markdown (``--markdown``; :func:`sitecrawl.page_markdown`),
-    #: else None. Stored compressed; a change is the kind ``content``.
+    #: The page's main content as Markdown (``--markdown``; :func:`sitecrawl.page_markdown`;
+    #: a PDF's text, page by page), else None. Stored compressed; a change is the kind ``content``.
     markdown: str | None = record_field(
         None,
         csv=False,
@@ -248,6 +253,8 @@ class Page:
             by_value=False,
         ),
     )
+    #: A PDF's number of pages (None: not a PDF read).
+    page_count: int | None = record_field(None)
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.

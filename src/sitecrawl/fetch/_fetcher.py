@@ -8,7 +8,9 @@ ask later). :class:`RedirectTrail` is that check's scope/loop/count part, under 
 exactly as given (a WHATWG href: aiohttp does not re-quote it), so the URL requested is the
 URL recorded. Bodies are read up to a cap on the *decoded* size (gzip, deflate, br and zstd
 are accepted), so a compression bomb cannot blow memory; a body that is not HTML is not read
-at all (its connection is closed: only what the socket had buffered arrived).
+at all (its connection is closed: only what the socket had buffered arrived), but for a PDF
+when its caller reads PDFs (``pdf_bytes``: then up to that many bytes, and not at all when
+its ``Content-Length`` says it is larger).
 
 Credentials (:class:`~sitecrawl.Requests`' headers, cookies, auth, and the cookies the crawl's
 hosts set) are decided here, per request, by the target URL's host: they go with a request
@@ -59,6 +61,7 @@ from ._addresses import AddressGuard, is_address
 from ._session import Proxies, basic_auth, load_cookie_file
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 _CHUNK = 1 << 16
@@ -97,17 +100,22 @@ class Response:
     def is_html(self) -> bool:
         return self.content_type is None or self.content_type in HTML_TYPES
 
+    @property
+    def is_pdf(self) -> bool:
+        return self.content_type in PDF_TYPES
+
 
 @dataclass(frozen=True, slots=True)
 class FollowPolicy:
     """How a redirect chain is followed and how much of its answer is read: hops inside
     ``scope`` (None: to any http(s) host), at most ``max_redirects`` of them; the body of any
     content type up to ``max_bytes`` decoded bytes (None: HTML bodies only, up to
-    ``Limits.max_bytes``)."""
+    ``Limits.max_bytes``, and PDF bodies up to ``pdf_bytes`` when that is given)."""
 
     scope: CrawlScope | None
     max_redirects: int
     max_bytes: int | None = None
+    pdf_bytes: int | None = None
 
 
 @contextmanager
@@ -321,12 +329,15 @@ class Fetcher:
         method: str = "GET",
         extra_headers: Mapping[str, str] | None = None,
         data: bytes | None = None,
+        pdf_bytes: int | None = None,
     ) -> Response:
         """One GET (or ``method="HEAD"``) of ``url``, no redirect following. The body is read
         (up to ``max_bytes`` decoded bytes, default ``Limits.max_bytes``) when it is HTML, or
-        always with ``read_any``. ``extra_headers`` are sent with this request only (a conditional
-        request's); ``data`` is its body (a rendered page's POST or PUT). Raises a
-        :class:`~sitecrawl.FetchError` subclass when no usable response arrives."""
+        always with ``read_any``; a PDF's up to ``pdf_bytes`` when that is given (one whose
+        ``Content-Length`` is larger is not read: ``truncated``, without a body).
+        ``extra_headers`` are sent with this request only (a conditional request's); ``data``
+        is its body (a rendered page's POST or PUT). Raises a :class:`~sitecrawl.FetchError`
+        subclass when no usable response arrives."""
         if self.session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
         cap = self._config.limits.max_bytes if max_bytes is None else max_bytes
@@ -381,13 +392,16 @@ class Fetcher:
                     etag=headers.get("ETag"),
                     last_modified=headers.get("Last-Modified"),
                 )
-                if (
-                    response.location is None
-                    and method != "HEAD"
-                    and (read_any or response.is_html)
-                ):
-                    response.body, response.truncated = await _read_capped(resp, cap)
-                    response.size_bytes = len(response.body)
+                if response.location is None and method != "HEAD":
+                    read_cap = cap if read_any or response.is_html else None
+                    if read_cap is None and pdf_bytes and response.is_pdf:
+                        if (response.size_bytes or 0) > pdf_bytes:
+                            response.truncated = True  # declared larger: not read at all
+                        else:
+                            read_cap = pdf_bytes
+                    if read_cap is not None:
+                        response.body, response.truncated = await _read_capped(resp, read_cap)
+                        response.size_bytes = len(response.body)
         response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         return response
 

@@ -33,7 +33,7 @@ from .._exceptions import (
 from .._log import logger
 from .._models import Page, Request, body_hash
 from .._urls import split_host
-from ..parse import Extracted
+from ..parse import Extracted, PdfText, pdf_available
 from ..throttle import Throttle, parse_retry_after
 from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
 from ._gate import RobotsGate
@@ -49,6 +49,10 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
 #: ``(body, charset, url) -> Extracted``: decoding and parsing, wherever they run.
 ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
+#: ``(body, url) -> PdfText``: reading a PDF, wherever it runs.
+PdfFn = Callable[[bytes, str], Awaitable[PdfText]]
+#: Said once in the crawl's notes when a PDF is met and the ``pdf`` extra is missing.
+PDF_UNREAD = "PDFs recorded unread: pip install 'sitecrawl[pdf]' to read them"
 #: ``url -> None``, awaited before a hop is requested; raises :class:`FetchError` to refuse it.
 HopCheck = Callable[[str], Awaitable[None]]
 #: ``(page, response, parsed) -> data to record``: the render step (:mod:`.render`), if any.
@@ -81,6 +85,7 @@ class PoliteClient:
         method: str = "GET",
         extra_headers: Mapping[str, str] | None = None,
         data: bytes | None = None,
+        pdf_bytes: int | None = None,
     ) -> tuple[Response | FetchError, int]:
         """GET (or HEAD; a rendered page's POST or PUT with its body ``data``) one hop of
         ``url`` politely; return the response (or the error) and the number of attempts made
@@ -101,6 +106,7 @@ class PoliteClient:
                     method=method,
                     extra_headers=extra_headers,
                     data=data,
+                    pdf_bytes=pdf_bytes,
                 )
             except FetchError as exc:
                 result = exc
@@ -162,6 +168,7 @@ class PoliteClient:
                 max_bytes=max_bytes,
                 method=method,
                 extra_headers=None if trail.hops else extra_headers,
+                pdf_bytes=trail.policy.pdf_bytes,
             )
             if isinstance(result, FetchError) or result.location is None:
                 return result
@@ -213,8 +220,16 @@ class PageJob:
         scope: CrawlScope,
         config: CrawlConfig,
         parse: ParseFn,
+        read_pdf: PdfFn | None = None,
     ) -> None:
         self._parse = parse
+        #: Reads a PDF's body: None when ``Limits.max_pdf_bytes`` is 0, or without the ``pdf``
+        #: extra (then a PDF met puts :data:`PDF_UNREAD` in ``notes``, once).
+        self._read_pdf = read_pdf if config.limits.max_pdf_bytes else None
+        self._pdf_missing = self._read_pdf is not None and not pdf_available()
+        if self._pdf_missing:
+            self._read_pdf = None
+        self.notes: list[str] = []
         #: Rendering in Chromium (``--render``): None renders nothing.
         self.render: RenderFn | None = None
         #: Extraction rule -> pages whose value could not be converted to its type.
@@ -224,8 +239,10 @@ class PageJob:
         self.gate = gate
         self._config = config
         self._token = product_token(config.user_agent)
-        self._policy = FollowPolicy(scope=scope, max_redirects=config.limits.max_redirects)
-        self._anywhere = FollowPolicy(scope=None, max_redirects=config.limits.max_redirects)
+        hops = config.limits.max_redirects
+        pdf_bytes = config.limits.max_pdf_bytes if self._read_pdf else None
+        self._policy = FollowPolicy(scope=scope, max_redirects=hops, pdf_bytes=pdf_bytes)
+        self._anywhere = FollowPolicy(scope=None, max_redirects=hops, pdf_bytes=pdf_bytes)
 
     def trail(self, url: str, *, anywhere: bool = False) -> RedirectTrail:
         """A redirect trail from ``url`` that stays in the crawl's scope (``anywhere``: that
@@ -307,6 +324,8 @@ class PageJob:
         status = response.status
         if status >= 400:
             failed(page, HTTPStatusError(f"HTTP {status}", url=page.url, status=status))
+        if response.is_pdf and status < 300:
+            return await self._pdf(page, response)
         if response.body is None or status >= 300:
             return []
         try:
@@ -333,3 +352,31 @@ class PageJob:
             every: list[str] = data.fields["outgoing_links"]
             return every
         return data.follow_links
+
+    async def _pdf(self, page: Page, response: Response) -> list[str]:
+        """Read a PDF into its record (unless PDFs are not read); return its links to follow.
+        A PDF over ``Limits.max_pdf_bytes`` is ``too_large``, not read (nor all downloaded);
+        an encrypted or broken one is an error of its kind (:mod:`.parse._pdf`)."""
+        if self._read_pdf is None:
+            if self._pdf_missing and PDF_UNREAD not in self.notes:
+                self.notes.append(PDF_UNREAD)
+            return []
+        if response.truncated or response.body is None:
+            why = f"PDF over {self._config.limits.max_pdf_bytes} bytes: not read"
+            failed(page, BodyTooLarge(why, url=page.url, status=response.status))
+            return []
+        try:
+            pdf = await self._read_pdf(response.body, response.url)
+        except ParseError as exc:
+            failed(page, exc)
+            return []
+        page.title = pdf.title
+        page.page_count = pdf.page_count
+        page.markdown = pdf.markdown
+        page.word_count = pdf.word_count
+        page.outgoing_links = pdf.outgoing_links
+        if self._config.link_details:
+            page.links = pdf.links
+        directives = page_directives(None, response.robots_tag, self._token)
+        page.indexable = not directives.noindex
+        return [] if directives.nofollow else pdf.outgoing_links

@@ -1,4 +1,4 @@
-"""Parsing pages: HTML -> record fields (pure), the parser processes, word count."""
+"""Parsing pages: HTML and PDF -> record fields (pure), the parser processes, word count."""
 
 from __future__ import annotations
 

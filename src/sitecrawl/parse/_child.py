@@ -8,12 +8,13 @@ loop parses pages itself instead of queueing them behind the child's imports.
 The first frame on its stdin is its setup (:func:`setup_frame`): length-prefixed JSON saying
 whether to fill :attr:`Extracted.links` for every page, which custom extraction rules to
 run on every page and whether to make its Markdown (the scope, or None). (Not its command
-line: rules of more than 128 KiB passed the kernel's limit on one argument.) Then each
-job (:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url)`` and
-the body's bytes as they are. An answer is length-prefixed ``marshal`` data:
-``None`` once, when the child is ready; then, for each job in order, the tuple of the
-:class:`Extracted` attributes (the record's fields, a dict, first), or ``[url, message]`` when
-the page could not be parsed.
+line: rules of more than 128 KiB passed the kernel's limit on one argument.) Then each job
+(:func:`job_frame`) is a header with two sizes, the ``marshal``-ed ``(charset, url, kind)``
+and the body's bytes as they are; ``kind`` is ``"html"``, or ``"pdf"`` for a PDF to read
+(:mod:`._pdf`). An answer is length-prefixed ``marshal`` data: ``None`` once, when the child
+is ready; then, for each job in order, the tuple of the :class:`Extracted` attributes (the
+record's fields, a dict, first; a dict of the :class:`~._pdf.PdfText` fields for a PDF), or
+``[url, message, error kind]`` when the page could not be parsed.
 """
 
 from __future__ import annotations
@@ -32,18 +33,20 @@ import marshal
 import os
 import struct
 import sys
+from dataclasses import asdict
 from typing import BinaryIO
 
-from .._exceptions import ParseError
+from .._exceptions import MissingExtra, ParseError, PdfBroken
 from .._urls import JoinCache
 from ._content import Scope, page_markdown
 from ._decode import decode_html
 from ._extract import Extracted, parse_html
 from ._extraction import Extraction, Rule
 from ._markup import markup_reason
+from ._pdf import PdfText, read_pdf
 
 LENGTH = struct.Struct("!I")
-#: A job's header: the sizes of its marshalled ``(charset, url)`` and of its body.
+#: A job's header: the sizes of its marshalled ``(charset, url, kind)`` and of its body.
 JOB = struct.Struct("!II")
 _joins = JoinCache()  # one per process
 
@@ -93,10 +96,25 @@ def parse_or_error(
         raise ParseError(f"could not parse: {exc!r}", url=url) from exc
 
 
-def job_frame(body: bytes, charset: str | None, url: str) -> tuple[bytes, bytes]:
+def read_pdf_or_error(body: bytes, url: str) -> PdfText:
+    """:func:`~._pdf.read_pdf`, with whatever else PDFium raises turned into
+    :class:`PdfBroken`, and a missing extra into :class:`ParseError`."""
+    try:
+        return read_pdf(body, url)
+    except ParseError:
+        raise
+    except MissingExtra as exc:
+        raise ParseError(str(exc), url=url) from None
+    except Exception as exc:  # the reading boundary: PDFium through ctypes
+        raise PdfBroken(f"PDF could not be read: {exc!r}", url=url) from exc
+
+
+def job_frame(
+    body: bytes, charset: str | None, url: str, kind: str = "html"
+) -> tuple[bytes, bytes]:
     """A job as two buffers to write one after the other: the header and metadata, then the
     body itself, not copied into a frame."""
-    meta = marshal.dumps((charset, url))
+    meta = marshal.dumps((charset, url, kind))
     return JOB.pack(len(meta), len(body)) + meta, body
 
 
@@ -141,24 +159,26 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     _write(stdout, marshal.dumps(None))
     while header := stdin.read(JOB.size):
         meta_size, body_size = JOB.unpack(header)
-        charset, url = marshal.loads(stdin.read(meta_size))
+        charset, url, kind = marshal.loads(stdin.read(meta_size))
         body = stdin.read(body_size)
         try:
-            data = parse_or_error(body, charset, url, link_details, extraction, markdown)
-        except ParseError as exc:
-            answer = marshal.dumps([url, str(exc)])
-        else:
-            # Shallow on purpose: dataclasses.astuple deep-copies every list and dict, which
-            # cost more than the parse itself.
-            answer = marshal.dumps(
-                (
-                    data.fields,
-                    data.follow_links,
-                    data.robots_meta,
-                    data.unconverted,
-                    data.markdown_error,
+            if kind == "pdf":
+                answer = marshal.dumps(asdict(read_pdf_or_error(body, url)))
+            else:
+                data = parse_or_error(body, charset, url, link_details, extraction, markdown)
+                # Shallow on purpose: dataclasses.astuple deep-copies every list and dict,
+                # which cost more than the parse itself.
+                answer = marshal.dumps(
+                    (
+                        data.fields,
+                        data.follow_links,
+                        data.robots_meta,
+                        data.unconverted,
+                        data.markdown_error,
+                    )
                 )
-            )
+        except ParseError as exc:
+            answer = marshal.dumps([url, str(exc), exc.kind])
         _write(stdout, answer)
 
 

@@ -43,12 +43,13 @@ import sys
 from collections import deque
 from types import TracebackType
 
-from .._exceptions import ParseError
+from .._exceptions import ParseError, PdfBroken, PdfEncrypted
 from ._channels import answers_channel, jobs_channel
 from ._child import LENGTH, job_frame, parse_or_error, setup_frame
 from ._content import Scope, require_markdown
 from ._extract import Extracted
 from ._extraction import Extraction
+from ._pdf import PdfText
 
 #: Seconds a parser process may spend on one page before it is killed and replaced.
 PARSE_DEADLINE = 10.0
@@ -58,6 +59,8 @@ STOP_DEADLINE = 1.0
 #: killed for another page's deadline) before it is recorded with an error; and the
 #: children that may end before they are ready, one after the other, before pages are.
 ATTEMPTS = 3
+#: The errors a child answers with, by kind (any other kind is a :class:`ParseError`).
+_ERRORS: dict[str, type[ParseError]] = {cls.kind: cls for cls in (PdfBroken, PdfEncrypted)}
 
 
 class _ChildGone(Exception):
@@ -83,7 +86,7 @@ class _ParserProcess:
         self.process = process
         self.jobs = jobs  # (the process's stdin and stdout are channels of our own)
         self._answers, self._answers_transport = answers
-        self.pending: deque[asyncio.Future[Extracted]] = deque()
+        self.pending: deque[asyncio.Future[Extracted | PdfText]] = deque()
         self.urls: deque[str] = deque()  # of the pending pages, for the deadline's error
         self.gone = False
         self.overdue = False  # killed: a page passed its deadline
@@ -144,10 +147,12 @@ class _ParserProcess:
                 ParseError(f"parse took longer than {self.deadline:g} s", url=self.urls[0])
             )
 
-    async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
+    async def parse(
+        self, body: bytes, charset: str | None, url: str, kind: str = "html"
+    ) -> Extracted | PdfText:
         stdin = self.jobs
-        frame = job_frame(body, charset, url)
-        future: asyncio.Future[Extracted] = asyncio.get_running_loop().create_future()
+        frame = job_frame(body, charset, url, kind)
+        future: asyncio.Future[Extracted | PdfText] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
         self.urls.append(url)
         if len(self.pending) == 1:
@@ -182,8 +187,11 @@ class _ParserProcess:
                     continue
                 if isinstance(answer, tuple):
                     future.set_result(Extracted(*answer))
-                else:  # the child could not parse this page: (url, message)
-                    future.set_exception(ParseError(answer[1], url=answer[0]))
+                elif isinstance(answer, dict):  # a PDF read
+                    future.set_result(PdfText(**answer))
+                else:  # the child could not parse this page: (url, message, kind)
+                    error = _ERRORS.get(answer[2], ParseError)
+                    future.set_exception(error(answer[1], url=answer[0]))
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             self._ended()
             self._start_head()  # no timer for a child that is gone
@@ -282,6 +290,7 @@ class Parser:
         markdown: Scope | None = None,
         backlog: int = 12,
         deadline: float = PARSE_DEADLINE,
+        isolated: bool = False,
     ) -> None:
         self.processes = processes
         self.deadline = deadline  # seconds a child may spend on one page
@@ -312,6 +321,9 @@ class Parser:
         self._failed_starts = 0
         self._start_error: str | None = None
         self.stopping = False
+        self._isolated = isolated
+        #: The PDFs' own parser, with one child, started with the first PDF (:meth:`read_pdf`).
+        self._pdfs: Parser | None = None
 
     @property
     def markdown(self) -> Scope | None:
@@ -328,9 +340,9 @@ class Parser:
 
     @property
     def isolated(self) -> bool:
-        """True when every page is parsed in a child (there are extraction rules, or pages
-        get their Markdown: a cost the markup scan does not bound)."""
-        return bool(self.extraction) or self.markdown is not None
+        """True when every page is parsed in a child (there are extraction rules, pages get
+        their Markdown: a cost the markup scan does not bound, or this parser reads the PDFs)."""
+        return self._isolated or bool(self.extraction) or self.markdown is not None
 
     async def __aenter__(self) -> Parser:
         # With Markdown, the event loop parses nothing and the conversion is most of a page's
@@ -370,6 +382,8 @@ class Parser:
         for child in self._children:
             child.shorten(self.deadline)
         self._changed.set()
+        if self._pdfs is not None:
+            self._pdfs.stop()
 
     def _replace_gone(self) -> None:
         """Drop the children that are gone, and start one in the place of each."""
@@ -410,13 +424,30 @@ class Parser:
         # Ended by an error or a cancel (a second Ctrl-C): nobody waits for the pages they hold.
         kill = exc_type is not None
         await asyncio.gather(*(child.close(kill) for child in children))
+        if self._pdfs is not None:
+            await self._pdfs.__aexit__(exc_type, exc, tb)
+
+    async def read_pdf(self, body: bytes, url: str) -> PdfText:
+        """Read one PDF (:func:`~._pdf.read_pdf`) in a child of its own, under the deadline,
+        never on the event loop: PDFium's time is not bounded by the markup scan, and a PDF
+        must not hold up the HTML pages queued behind it. Raises :class:`ParseError`
+        (:class:`PdfBroken`, :class:`PdfEncrypted`) for a PDF that cannot be read."""
+        if self._pdfs is None:
+            self._pdfs = Parser(1, deadline=self.deadline, isolated=True)
+            if self.stopping:
+                self._pdfs.stop()
+        data = await self._pdfs._parse_in_child(body, None, url, "pdf")
+        assert isinstance(data, PdfText)
+        return data
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:
         """Parse one page here or in a child; raises :class:`ParseError` for a page that
         cannot be parsed. A child that dies is replaced and its pages are parsed here (with
         extraction rules: in another child)."""
         if self.isolated:
-            return await self._parse_in_child(body, charset, url)
+            data = await self._parse_in_child(body, charset, url)
+            assert isinstance(data, Extracted)
+            return data
         if any(child.gone for child in self._children):
             self._replace_gone()
         ready = [child for child in self._children if child.ready and not child.gone]
@@ -429,19 +460,22 @@ class Parser:
                     self._replace_gone()
                 else:
                     self.parsed_by_children += 1
+                    assert isinstance(data, Extracted)
                     return data
         # No child ready, or all of them busy: the event loop has spare time, parse here.
         self.parsed_here += 1
         return parse_or_error(body, charset, url, self.link_details, self.extraction, self.markdown)
 
-    async def _parse_in_child(self, body: bytes, charset: str | None, url: str) -> Extracted:
-        """With extraction rules: parse in a child, never on the event loop (a rule may take
-        any time; only a child's deadline bounds it)."""
+    async def _parse_in_child(
+        self, body: bytes, charset: str | None, url: str, kind: str = "html"
+    ) -> Extracted | PdfText:
+        """With extraction rules (or a PDF): parse in a child, never on the event loop (a rule
+        may take any time; only a child's deadline bounds it)."""
         lost = 0  # children that ended while they held this page, not killed for another
         while lost < ATTEMPTS:
             child = await self._ready_child(url)
             try:
-                data = await child.parse(body, charset, url)
+                data = await child.parse(body, charset, url, kind)
             except _ChildGone as gone:
                 self._replace_gone()
                 if not gone.overdue:
