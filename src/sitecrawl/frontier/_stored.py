@@ -29,9 +29,9 @@ from .._config import (
     CrawlConfig,
     Limits,
     Politeness,
-    Render,
     Timeouts,
 )
+from .._config_render import Render
 from .._config_requests import Requests
 from .._exceptions import ResumeRefused
 from ..control import Rules

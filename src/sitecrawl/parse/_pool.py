@@ -37,19 +37,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import marshal
-import os
-import sys
-from collections import deque
 from types import TracebackType
 
-from .._exceptions import ParseError, PdfBroken, PdfEncrypted
-from ._channels import answers_channel, jobs_channel
-from ._child import LENGTH, job_frame, parse_or_error, setup_frame
+from .._exceptions import ParseError
+from ._child import parse_or_error
 from ._content import Scope, require_markdown
 from ._extract import Extracted
 from ._extraction import Extraction
 from ._pdf import PdfText
+from ._process import ChildGone, ParserProcess, spawn
 
 #: Seconds a parser process may spend on one page before it is killed and replaced.
 PARSE_DEADLINE = 10.0
@@ -59,223 +55,6 @@ STOP_DEADLINE = 1.0
 #: killed for another page's deadline) before it is recorded with an error; and the
 #: children that may end before they are ready, one after the other, before pages are.
 ATTEMPTS = 3
-#: The errors a child answers with, by kind (any other kind is a :class:`ParseError`).
-_ERRORS: dict[str, type[ParseError]] = {cls.kind: cls for cls in (PdfBroken, PdfEncrypted)}
-
-
-class _ChildGone(Exception):
-    """The parser process ended; its work goes back to the event loop (or another child).
-    ``overdue``: it was killed for another page, which passed its deadline."""
-
-    def __init__(self, message: str, *, overdue: bool) -> None:
-        super().__init__(message)
-        self.overdue = overdue
-
-
-class _ParserProcess:
-    """One child process and the futures of its requests, answered in order."""
-
-    def __init__(
-        self,
-        process: asyncio.subprocess.Process,
-        jobs: asyncio.StreamWriter,
-        answers: tuple[asyncio.StreamReader, asyncio.BaseTransport],
-        deadline: float,
-        changed: asyncio.Event,
-    ) -> None:
-        self.process = process
-        self.jobs = jobs  # (the process's stdin and stdout are channels of our own)
-        self._answers, self._answers_transport = answers
-        self.pending: deque[asyncio.Future[Extracted | PdfText]] = deque()
-        self.urls: deque[str] = deque()  # of the pending pages, for the deadline's error
-        self.gone = False
-        self.overdue = False  # killed: a page passed its deadline
-        self.ready = False  # the child has imported what it needs and said so
-        self.deadline = deadline
-        self._timer: asyncio.TimerHandle | None = None
-        #: When the child started on the first pending page (the event loop's clock).
-        self._head_since = 0.0
-        self.answers = 0  # pages answered (read back) so far
-        #: Set when this child becomes ready or is gone (shared by a parser's children).
-        self._changed = changed
-        self.reader = asyncio.create_task(self._read_answers())
-
-    def _start_head(self) -> None:
-        """The child starts on the first pending page now: give it :attr:`deadline`. One
-        timer at a time, armed when none is: an answer only notes when the next page began
-        (no timer cancelled and made again per page), and the timer, when it fires, goes
-        again for the page that is first by then."""
-        if self.gone or not self.pending:
-            return
-        self._head_since = asyncio.get_running_loop().time()
-        self._start_head_at(self._head_since)
-
-    def shorten(self, deadline: float) -> None:
-        """From now on, :attr:`deadline` is at most ``deadline``, also for the page begun."""
-        if deadline >= self.deadline:
-            return
-        self.deadline = deadline
-        if self._timer is not None:  # armed for the longer deadline: again for this one
-            self._timer.cancel()
-            self._timer = None
-            self._start_head_at(self._head_since)
-
-    def _start_head_at(self, since: float) -> None:
-        if not self.gone and self.pending and self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_at(since + self.deadline, self._overdue)
-
-    def _ended(self) -> None:
-        self.gone = True
-        self._changed.set()
-
-    def _overdue(self) -> None:
-        self._timer = None
-        if self.gone or not self.pending:
-            return
-        loop = asyncio.get_running_loop()
-        due = self._head_since + self.deadline
-        if loop.time() < due:  # the page first now began after the timer was armed
-            self._timer = loop.call_at(due, self._overdue)
-            return
-        self.overdue = True
-        self._ended()
-        self.kill()
-        head = self.pending[0]
-        if not head.done():
-            head.set_exception(
-                ParseError(f"parse took longer than {self.deadline:g} s", url=self.urls[0])
-            )
-
-    async def parse(
-        self, body: bytes, charset: str | None, url: str, kind: str = "html"
-    ) -> Extracted | PdfText:
-        stdin = self.jobs
-        frame = job_frame(body, charset, url, kind)
-        future: asyncio.Future[Extracted | PdfText] = asyncio.get_running_loop().create_future()
-        self.pending.append(future)
-        self.urls.append(url)
-        if len(self.pending) == 1:
-            self._start_head()
-        try:
-            stdin.writelines(frame)  # uvloop: one writev, the body not copied first
-            await stdin.drain()
-        except ConnectionError as exc:  # its outcome (a deadline's error) is read below
-            self._ended()
-            if not future.done():
-                future.set_exception(_ChildGone(str(exc), overdue=self.overdue))
-        except BaseException:
-            future.cancel()  # nobody will read it
-            raise
-        return await future
-
-    async def _read_answers(self) -> None:
-        stdout = self._answers
-        try:
-            while True:
-                (size,) = LENGTH.unpack(await stdout.readexactly(LENGTH.size))
-                answer = marshal.loads(await stdout.readexactly(size))
-                if answer is None:  # the child is ready
-                    self.ready = True
-                    self._changed.set()
-                    continue
-                future = self.pending.popleft()
-                self.urls.popleft()
-                self.answers += 1
-                self._start_head()
-                if future.done():
-                    continue
-                if isinstance(answer, tuple):
-                    future.set_result(Extracted(*answer))
-                elif isinstance(answer, dict):  # a PDF read
-                    future.set_result(PdfText(**answer))
-                else:  # the child could not parse this page: (url, message, kind)
-                    error = _ERRORS.get(answer[2], ParseError)
-                    future.set_exception(error(answer[1], url=answer[0]))
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            self._ended()
-            self._start_head()  # no timer for a child that is gone
-            while self.pending:  # the child died: hand back what it still owed
-                future = self.pending.popleft()
-                if not future.done():
-                    future.set_exception(_ChildGone(str(exc), overdue=self.overdue))
-            self.urls.clear()
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.process.kill()
-
-    async def close(self, kill: bool = False) -> None:
-        """End the child (its stdin closes: it ends after the page it holds; ``kill``: at
-        once) and close our ends of its channels, also when cancelled meanwhile (a second
-        Ctrl-C): an open one would keep the event loop from closing."""
-        try:
-            if kill:
-                self.kill()
-            self.jobs.close()
-            try:
-                await self.process.wait()
-            except asyncio.CancelledError:  # nobody waits for its pages any more
-                self.kill()
-                await self.process.wait()  # (ended now, not after the event loop has closed)
-                raise
-            await self.reader
-        finally:
-            self._answers_transport.close()
-
-
-def _child_env() -> dict[str, str]:
-    """The environment with this very sitecrawl first on ``PYTHONPATH``, so a child parses
-    with the same code (and :class:`Extracted` layout) as its parent, whatever is installed."""
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    paths = [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-
-
-async def _spawn(
-    link_details: bool,
-    deadline: float,
-    extraction: Extraction | None,
-    changed: asyncio.Event,
-    markdown: Scope | None = None,
-) -> _ParserProcess:
-    jobs_child, jobs_loop = jobs_channel()
-    answers_child, answers_loop = answers_channel()
-    try:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "sitecrawl.parse._child",
-            str(os.getpid()),  # (its parent: it dies with it)
-            stdin=jobs_child,
-            stdout=answers_child,
-            env=_child_env(),
-            # Its own session: a terminal's Ctrl-C reaches the crawler only, which finishes the
-            # pages in flight and then closes the child's stdin. (Ignoring SIGINT in the child
-            # leaves a window while it imports, where Ctrl-C would print its traceback.)
-            start_new_session=True,
-        )
-    except BaseException:
-        os.close(jobs_loop)
-        os.close(answers_loop)
-        raise
-    finally:  # the child has its own copies
-        os.close(jobs_child)
-        os.close(answers_child)
-    loop = asyncio.get_running_loop()
-    answers = asyncio.StreamReader()
-    jobs_file = open(jobs_loop, "wb", buffering=0)  # noqa: SIM115 - the transport closes it
-    answers_file = open(answers_loop, "rb", buffering=0)  # noqa: SIM115 - as above
-    reading, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(answers), answers_file
-    )
-    transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), jobs_file
-    )
-    jobs = asyncio.StreamWriter(transport, protocol, None, loop)
-    # Read first; the jobs queue behind it.
-    jobs.write(setup_frame(link_details, extraction, markdown))
-    return _ParserProcess(process, jobs, (answers, reading), deadline, changed)
 
 
 class Parser:
@@ -310,9 +89,9 @@ class Parser:
         self.parsed_by_children = 0
         #: The children's answers read when the loop last parsed a page itself (see parse).
         self._answers_seen = -1
-        self._children: list[_ParserProcess] = []
+        self._children: list[ParserProcess] = []
         #: Children that died or were killed, and the starts of those taking their place.
-        self._ended: list[_ParserProcess] = []
+        self._ended: list[ParserProcess] = []
         self._starting: set[asyncio.Task[None]] = set()
         #: Set when a child becomes ready or is gone, or a start fails (pages waiting for a
         #: child look again).
@@ -360,12 +139,12 @@ class Parser:
             raise
         return self
 
-    async def _spawn(self) -> _ParserProcess:
+    async def _spawn(self) -> ParserProcess:
         """A new child; a cancel (a second Ctrl-C during the start-up) lets the start finish,
         then kills the child and waits for it: cancelled midway, uvloop left the process it
         had started to end after the event loop closed, with a traceback."""
         starting = asyncio.ensure_future(
-            _spawn(self.link_details, self.deadline, self.extraction, self._changed, self.markdown)
+            spawn(self.link_details, self.deadline, self.extraction, self._changed, self.markdown)
         )
         try:
             return await asyncio.shield(starting)
@@ -456,7 +235,7 @@ class Parser:
             if len(child.pending) < self.backlog or not self._answered_since_own(ready):
                 try:
                     data = await child.parse(body, charset, url)
-                except _ChildGone:
+                except ChildGone:
                     self._replace_gone()
                 else:
                     self.parsed_by_children += 1
@@ -476,7 +255,7 @@ class Parser:
             child = await self._ready_child(url)
             try:
                 data = await child.parse(body, charset, url, kind)
-            except _ChildGone as gone:
+            except ChildGone as gone:
                 self._replace_gone()
                 if not gone.overdue:
                     lost += 1
@@ -485,7 +264,7 @@ class Parser:
             return data
         raise ParseError(f"its parser process ended {ATTEMPTS} times", url=url)
 
-    async def _ready_child(self, url: str) -> _ParserProcess:
+    async def _ready_child(self, url: str) -> ParserProcess:
         """The ready child with the fewest pages waiting, once there is one."""
         while True:
             if any(child.gone for child in self._children):
@@ -505,7 +284,7 @@ class Parser:
             self._changed.clear()
             await self._changed.wait()
 
-    def _answered_since_own(self, children: list[_ParserProcess]) -> bool:
+    def _answered_since_own(self, children: list[ParserProcess]) -> bool:
         """True (and noted) when a child has answered since the event loop last parsed a
         page itself: the loop parses at most one page between two answers it has read. A
         parse on the loop holds the loop, so the answers that came meanwhile are read only

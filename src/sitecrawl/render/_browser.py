@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from .._config import Render
+from .._config_render import Render
 from .._exceptions import ConfigError, RenderError
 from .._log import logger
 from ._procs import kill_tree, tree_memory_mb
