@@ -25,7 +25,7 @@ from sitecrawl import (
 from sitecrawl.frontier import MemoryFrontier
 from sitecrawl.parse import Extracted
 from sitecrawl.parse._child import LENGTH, job_frame, setup_frame
-from sitecrawl.parse._pool import _child_env
+from sitecrawl.parse._process import child_env
 
 
 def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:
@@ -335,7 +335,7 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
         [sys.executable, "-m", "sitecrawl.parse._child", str(os.getpid())],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env=_child_env(),
+        env=child_env(),
     )
     stdin, stdout = proc.stdin, proc.stdout
     assert stdin is not None and stdout is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from types import TracebackType
 
@@ -30,7 +31,12 @@ class Sink(ABC):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        """Closed (the output put in place) when the block ends normally or is interrupted
+        (Ctrl-C: what was crawled is kept); discarded when it raises an error."""
+        if exc is None or isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+            self.close()
+        else:
+            self.discard()
 
     @abstractmethod
     def write(self, page: Page) -> None: ...
@@ -38,8 +44,10 @@ class Sink(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
-    def discard(self) -> None:  # noqa: B027 - optional hook
-        """Drop what was written, the output left as it was. Default: nothing to drop."""
+    def discard(self) -> None:
+        """Drop what was written, the output left as it was. Default: a sink that cannot drop
+        what it wrote closes (its resources are released all the same)."""
+        self.close()
 
     @property
     def unconverted(self) -> dict[str, int]:

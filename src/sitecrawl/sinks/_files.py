@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .._models import Page
@@ -39,17 +37,6 @@ class FileSink(Sink):
     def unconverted(self) -> dict[str, int]:
         """Column -> values a Parquet file wrote as null: not of the rule's type."""
         return getattr(self._writer, "unconverted", {})
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc is None or isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-            self.close()
-        else:
-            self.discard()
 
     def write(self, page: Page) -> None:
         self._writer.write(page.to_dict())

@@ -12,11 +12,9 @@ row) alike, through :func:`field`.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from abc import abstractmethod
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -88,21 +86,6 @@ class PageOutput(Sink):
 
     def __init__(self, path: str) -> None:
         self.path = path
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc is None or isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-            self.close()
-        else:
-            self.discard()
-
-    @property
-    def unconverted(self) -> dict[str, int]:
-        return {}
 
     def write(self, page: Page) -> None:
         self.write_record(page)
