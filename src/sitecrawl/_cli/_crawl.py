@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import _signals
+from ._archive import add_archive_options, archive_options, refuse_archives
 from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -69,9 +70,10 @@ def add_command(commands: Any) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="write pages to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout);"
-        " repeatable",
+        help="write pages to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout;"
+        " .warc.gz, .warc or .wacz: a web archive of every request and response); repeatable",
     )
+    add_archive_options(crawl)
     crawl.add_argument(
         "--state",
         metavar="PATH",
@@ -129,13 +131,14 @@ def _execute(args: argparse.Namespace) -> int:
             args.crawl_id = list_state_path(source, args.urls).removesuffix(".sitecrawl.db")
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
-    check_outputs(args.output)
+    check_outputs(args.output, archives=True)
     for path in args.output:  # now: a refused output leaves no state file behind
         if path != "-":
             check_writable(path, output=True)
     if args.report:
         check_writable(args.report)
     if args.redis is not None:
+        refuse_archives(args.output, "a crawl in Redis")
         with verbose(args):
             return seed_and_work(args, config, args.output)
     if args.crawl_id is not None:
@@ -202,7 +205,8 @@ async def _crawl_to_outputs(
         from ..parse import stored_rules
 
         extract = config.extract or stored_rules(state.config if state is not None else None)
-        with open_sinks(args.output, extract=extract) as sinks:
+        archive = archive_options(args, config)
+        with open_sinks(args.output, extract=extract, archive=archive) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
                 config,
@@ -272,6 +276,7 @@ async def _crawl(
     the first failed pages and where the others are (the state file, else ``outputs``)."""
     from .._crawler import AsyncCrawler
     from .._progress import summary
+    from ..sinks import recorder_of
 
     base_failure: list[Page] = []
 
@@ -287,6 +292,7 @@ async def _crawl(
         frontier=state,
         on_page=on_page,
         keep_pages=False,
+        recorder=recorder_of(sinks),
     )
     interrupted = True
     kept = 0

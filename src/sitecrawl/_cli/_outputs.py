@@ -4,9 +4,9 @@ when the command ends (:mod:`sitecrawl.sinks`), pages streamed from a store into
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterable, Iterator, Sequence
+from collections.abc import AsyncIterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._common import UsageError
 from ._ends import machine_failure
@@ -17,34 +17,56 @@ if TYPE_CHECKING:
     from ..sinks import Sink
 
 
-def check_outputs(paths: Sequence[str]) -> None:
+def check_outputs(paths: Sequence[str], *, archives: bool = False) -> None:
     """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
-    before anything is opened."""
+    before anything is opened. ``archives``: WARC and WACZ outputs are accepted (a crawl's)."""
     from .._exceptions import ConfigError
     from ..sinks import check_outputs as check
+    from ..sinks import is_archive
 
     try:
-        check(paths)
+        check([path for path in paths if not (archives and is_archive(path))])
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    if archives:
+        check_archives([path for path in paths if is_archive(path)])
+
+
+def check_archives(paths: Sequence[str]) -> None:
+    """Each archive once (its segments are its own)."""
+    import os
+
+    seen = set()
+    for path in paths:
+        same = os.path.realpath(path)
+        if same in seen:
+            raise UsageError(f"output {path!r} is given twice")
+        seen.add(same)
 
 
 @contextmanager
-def open_sinks(paths: Sequence[str], *, extract: Sequence[Rule] = ()) -> Iterator[list[Sink]]:
+def open_sinks(
+    paths: Sequence[str], *, extract: Sequence[Rule] = (), archive: Mapping[str, Any] | None = None
+) -> Iterator[list[Sink]]:
     """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
     and put in place, whole, when the block ends normally; when it raises, none is, and every
     path keeps what it held. A path that cannot be written is a :class:`UsageError`. With
     custom extraction rules, CSV and Parquet get a column per rule; a Parquet file that wrote
-    a value as null (not of its rule's type) says how many on stderr."""
+    a value as null (not of its rule's type) says how many on stderr. ``archive``: the
+    options of the WARC and WACZ outputs (:func:`sitecrawl.sinks.archive_sink`); without
+    it, those are refused."""
     from .._exceptions import ConfigError
-    from ..sinks import FileSink, sink_for
+    from ..sinks import ArchiveSink, FileSink, archive_sink, is_archive, sink_for
 
-    check_outputs(paths)
-    sinks: list[FileSink] = []
+    check_outputs(paths, archives=archive is not None)
+    sinks: list[FileSink | ArchiveSink] = []
     try:
         for path in paths:
             try:
-                sinks.append(sink_for(path, extract=extract))
+                if archive is not None and is_archive(path):
+                    sinks.append(archive_sink(path, **archive))
+                else:
+                    sinks.append(sink_for(path, extract=extract))
             except (ConfigError, OSError) as exc:
                 raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         yield list(sinks)

@@ -1,0 +1,56 @@
+"""A crawl's web archive outputs (``-o FILE.warc.gz``, ``.warc``, ``.wacz``): their options."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._common import UsageError
+
+if TYPE_CHECKING:
+    from .._config import CrawlConfig
+
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+
+
+def size(text: str) -> int:
+    """``--warc-max-size``: bytes, or with a unit: ``500M``, ``1G`` (powers of 1000)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)[bB]?\s*", text)
+    if match is None or float(match[1]) * _UNITS[match[2].lower()] < 1:
+        raise argparse.ArgumentTypeError(f"a size in bytes (1000000, 500M, 1G), not {text!r}")
+    return int(float(match[1]) * _UNITS[match[2].lower()])
+
+
+def add_archive_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--warc-max-size",
+        type=size,
+        default=10**9,
+        metavar="SIZE",
+        help="start a new numbered WARC file once one holds SIZE bytes (default 1G)",
+    )
+    parser.add_argument(
+        "--archive-cookies",
+        action="store_true",
+        help="keep the Set-Cookie headers of responses in -o .warc.gz/.wacz (default: dropped)",
+    )
+
+
+def archive_options(args: argparse.Namespace, config: CrawlConfig) -> dict[str, Any]:
+    """What the archive outputs are opened with (:func:`sitecrawl.sinks.archive_sink`)."""
+    return {
+        "config": config,
+        "max_size": args.warc_max_size,
+        "keep_cookies": args.archive_cookies,
+    }
+
+
+def refuse_archives(paths: Sequence[str], where: str) -> None:
+    """A :class:`UsageError` for an archive output where none is written yet."""
+    from ..sinks import is_archive
+
+    for path in paths:
+        if is_archive(path):
+            raise UsageError(f"-o {path}: web archives are not written by {where} yet")

@@ -1,0 +1,47 @@
+"""Archive outputs by suffix: ``.warc.gz`` and ``.warc`` (:mod:`._warc`), ``.wacz``
+(:mod:`._wacz`). Unlike the row formats, an archive records the crawl's HTTP exchanges: its
+sink carries a ``recorder`` for the crawler (:data:`~sitecrawl.fetch.Recorder`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ._base import Sink
+from ._wacz import WaczSink
+from ._warc import ArchiveSink, WarcSink
+
+if TYPE_CHECKING:
+    from ..fetch import Exchange, Recorder
+
+#: The archive formats, by extension.
+ARCHIVE_FORMATS = (".warc.gz", ".warc", ".wacz")
+
+
+def is_archive(path: str) -> bool:
+    """Whether ``path`` names an archive output (``.warc.gz``, ``.warc``, ``.wacz``)."""
+    return path.lower().endswith(ARCHIVE_FORMATS)
+
+
+def archive_sink(path: str, **options: Any) -> ArchiveSink:
+    """The sink of the archive ``path``; ``options`` as :class:`~._warc.WarcArchive`'s
+    (``config``, ``max_size``, ``keep_cookies``). :class:`~sitecrawl.MissingExtra` without
+    warcio."""
+    if path.lower().endswith(".wacz"):
+        return WaczSink(path, **options)
+    return WarcSink(path, **options)
+
+
+def recorder_of(sinks: Iterable[Sink]) -> Recorder | None:
+    """One recorder for every archive sink in ``sinks`` (None when there is none)."""
+    recorders = [sink.recorder for sink in sinks if isinstance(sink, ArchiveSink)]
+    if not recorders:
+        return None
+    if len(recorders) == 1:
+        return recorders[0]
+
+    def record(exchange: Exchange) -> None:
+        for recorder in recorders:
+            recorder(exchange)
+
+    return record
