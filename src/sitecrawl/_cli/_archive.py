@@ -47,10 +47,18 @@ def archive_options(args: argparse.Namespace, config: CrawlConfig) -> dict[str, 
     }
 
 
-def refuse_archives(paths: Sequence[str], where: str) -> None:
-    """A :class:`UsageError` for an archive output where none is written yet."""
-    from ..sinks import is_archive
+def check_archives(paths: Sequence[str], *, redis: bool = False) -> None:
+    """A :class:`UsageError` now, before a state file is made or a request sent, for an
+    archive output without warcio (naming the extra), or in a crawl in Redis (not yet)."""
+    from .._exceptions import MissingExtra
+    from ..sinks import import_warcio, is_archive
 
     for path in paths:
-        if is_archive(path):
-            raise UsageError(f"-o {path}: web archives are not written by {where} yet")
+        if not is_archive(path):
+            continue
+        if redis:
+            raise UsageError(f"-o {path}: web archives are not written by a crawl in Redis yet")
+        try:
+            import_warcio()
+        except MissingExtra as exc:
+            raise UsageError(f"cannot write output: {exc} ({path})") from None

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import _signals
-from ._archive import add_archive_options, archive_options, refuse_archives
+from ._archive import add_archive_options, archive_options, check_archives
 from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -132,13 +132,13 @@ def _execute(args: argparse.Namespace) -> int:
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
     check_outputs(args.output, archives=True)
+    check_archives(args.output, redis=args.redis is not None)
     for path in args.output:  # now: a refused output leaves no state file behind
         if path != "-":
             check_writable(path, output=True)
     if args.report:
         check_writable(args.report)
     if args.redis is not None:
-        refuse_archives(args.output, "a crawl in Redis")
         with verbose(args):
             return seed_and_work(args, config, args.output)
     if args.crawl_id is not None:

@@ -39,3 +39,5 @@ from ._warc import DEFAULT_MAX_SIZE as DEFAULT_MAX_SIZE
 from ._warc import ArchiveSink as ArchiveSink
 from ._warc import WarcArchive as WarcArchive
 from ._warc import WarcSink as WarcSink
+from ._warc_records import WARC_HINT as WARC_HINT
+from ._warc_records import import_warcio as import_warcio

@@ -95,8 +95,7 @@ class WaczSink(ArchiveSink):
         self._seen.add(url)
         if self._main is None:
             self._main = (url, capture.date)
-        entry = {"id": capture.record_id.strip("<>").removeprefix("urn:uuid:"), "url": url}
-        entry["ts"] = capture.date
+        entry = {"id": hashlib.sha1(url.encode()).hexdigest()[:32], "url": url, "ts": capture.date}
         if page.title:
             entry["title"] = page.title
         self._pages.write(dumps(entry).encode() + b"\n")

@@ -100,9 +100,11 @@ class WarcArchive:
         try:
             with open(path, "rb") as stream:
                 for record in ArchiveIterator(stream):
+                    headers = record.rec_headers
+                    if record.rec_type == "revisit":
+                        self._refer(headers)
                     if record.rec_type != "response":
                         continue
-                    headers = record.rec_headers
                     capture = Capture(
                         headers.get_header("WARC-Target-URI"),
                         headers.get_header("WARC-Date"),
@@ -114,6 +116,15 @@ class WarcArchive:
                         self._digests.setdefault(digest, capture)
         except (OSError, ValueError, EOFError, zlib.error, ArchiveLoadFailed):
             return  # not ours, or damaged: nothing to refer to there
+
+    def _refer(self, headers: Any) -> None:
+        """A revisit of an earlier segment: its URL's capture is the one it refers to."""
+        refers = [
+            headers.get_header(name)
+            for name in ("WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Refers-To")
+        ]
+        if all(refers):
+            self._urls[headers.get_header("WARC-Target-URI")] = Capture(*refers)
 
     def captured(self, url: str) -> Capture | None:
         """The last capture of ``url`` in this archive (None: not archived)."""
@@ -135,7 +146,9 @@ class WarcArchive:
             assert digest is not None
             refers = self._digests.get(digest)
         records, record_id, date = self._maker.exchange(exchange, refers, digest)
-        if exchange.status != 304 and refers is None:
+        if refers is not None:  # a revisit: this URL's payload is that capture's
+            self._urls[exchange.url] = refers
+        elif exchange.status != 304:
             capture = Capture(exchange.url, date, record_id)
             self._urls[exchange.url] = capture
             if whole:
