@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
 #: ``--warc-max-size``'s default: a segment is closed once it holds this many bytes.
 DEFAULT_MAX_SIZE = 1 << 30
-GZIP_LEVEL = 6  # zlib's default: level 9 (warcio's) costs twice the CPU for 3 % smaller files
+#: Level 1: a few % larger files than zlib's default 6 for a third of its CPU (bench/RESULTS.md
+#: section 23); with the isal package (the warc extra), ISA-L's level 1, four times faster yet.
+GZIP_LEVEL = 1
 
 
 def crawl_info(config: CrawlConfig | None) -> dict[str, str]:
@@ -180,10 +182,22 @@ class WarcArchive:
         self._close_segment()
 
 
+def _compressor() -> Any:
+    """ISA-L's zlib when installed (same format, several times faster), else zlib."""
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return zlib
+    return isal_zlib
+
+
+_ZLIB = _compressor()
+
+
 def _gzip_member(record: bytes) -> bytes:
     """``record`` as one gzip member (what lets a reader seek to any record)."""
-    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
-    return compressor.compress(record) + compressor.flush()
+    compressor = _ZLIB.compressobj(GZIP_LEVEL, _ZLIB.DEFLATED, 31)
+    return bytes(compressor.compress(record) + compressor.flush())
 
 
 class ArchiveSink(Sink):
