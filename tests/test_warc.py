@@ -145,8 +145,9 @@ def test_every_exchange_is_archived_as_sent_and_warcio_checks_it(
     }
     base = site.url
     # Pages, robots.txt, the sitemap, and the redirect as its own response.
-    for path in ["/", "/a", "/b", "/gz", "/chunked", "/dup1", "/robots.txt", "/sitemap.xml"]:
+    for path in ["/", "/a", "/b", "/gz", "/chunked", "/robots.txt", "/sitemap.xml"]:
         assert base + path in responses, path
+    assert (base + "/dup1" in responses) != (base + "/dup2" in responses)  # one body, once
     redirect, _ = responses[base + "/old"]
     assert redirect.http_headers.get_statuscode() == "301"
     assert redirect.http_headers.get_header("Location") == "/b"

@@ -276,7 +276,7 @@ async def _crawl(
     the first failed pages and where the others are (the state file, else ``outputs``)."""
     from .._crawler import AsyncCrawler
     from .._progress import summary
-    from ..sinks import recorder_of
+    from ..sinks import archived_hook, recorder_of
 
     base_failure: list[Page] = []
 
@@ -290,7 +290,7 @@ async def _crawl(
         config.base_url,
         config=config,
         frontier=state,
-        on_page=on_page,
+        on_page=archived_hook(sinks, on_page),
         keep_pages=False,
         recorder=recorder_of(sinks),
     )

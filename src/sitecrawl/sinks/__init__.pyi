@@ -2,6 +2,7 @@
 
 from ._archive import ARCHIVE_FORMATS as ARCHIVE_FORMATS
 from ._archive import archive_sink as archive_sink
+from ._archive import archived_hook as archived_hook
 from ._archive import is_archive as is_archive
 from ._archive import recorder_of as recorder_of
 from ._atomic import TEMP_MARK as TEMP_MARK

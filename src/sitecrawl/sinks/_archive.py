@@ -4,7 +4,7 @@ sink carries a ``recorder`` for the crawler (:data:`~sitecrawl.fetch.Recorder`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base import Sink
@@ -12,6 +12,7 @@ from ._wacz import WaczSink
 from ._warc import ArchiveSink, WarcSink
 
 if TYPE_CHECKING:
+    from .._models import Page
     from ..fetch import Exchange, Recorder
 
 #: The archive formats, by extension.
@@ -45,3 +46,19 @@ def recorder_of(sinks: Iterable[Sink]) -> Recorder | None:
             recorder(exchange)
 
     return record
+
+
+def archived_hook(sinks: Sequence[Sink], on_page: Callable[[Page], None]) -> Callable[[Page], Any]:
+    """``on_page`` as a crawl's hook: with archive sinks, an ``async def`` that first waits
+    until every exchange so far is written (:meth:`~._warc.WarcArchive.synced`), so that a
+    page the frontier marks done is in the archive; without, ``on_page`` itself."""
+    archives = [sink.archive for sink in sinks if isinstance(sink, ArchiveSink)]
+    if not archives:
+        return on_page
+
+    async def archived(page: Page) -> None:
+        for archive in archives:
+            await archive.synced()
+        on_page(page)
+
+    return archived

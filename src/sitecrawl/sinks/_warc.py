@@ -17,6 +17,9 @@ archive is opened): about 200 bytes of memory per distinct URL and payload.
 
 from __future__ import annotations
 
+import asyncio
+import queue
+import threading
 import zlib
 from abc import abstractmethod
 from collections.abc import Collection, Mapping
@@ -93,6 +96,12 @@ class WarcArchive:
         self._next = self.segments.next_number()
         self._file: SegmentFile | None = None
         self.records = 0
+        self._queue: queue.SimpleQueue[Exchange | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._queued = self._written = 0
+        self._error: OSError | None = None
+        self._waiters: list[tuple[int, asyncio.Future[None], asyncio.AbstractEventLoop]] = []
+        self._lock = threading.Lock()
 
     def _index(self, path: str) -> None:
         """Note the captures of an earlier segment (what revisits may refer to)."""
@@ -138,6 +147,55 @@ class WarcArchive:
         return [name for _, name in self.segments.closed()]
 
     def __call__(self, exchange: Exchange) -> None:
+        """Archive ``exchange``: queued to the archive's writer thread, which digests,
+        compresses and writes it (hashlib and zlib let the event loop run meanwhile). Raises
+        the writer's error (``OSError``: a full disk) once it had one."""
+        if self._error is not None:
+            raise self._error
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="sitecrawl-warc", daemon=True)
+            self._thread.start()
+        self._queued += 1
+        self._queue.put(exchange)
+
+    async def synced(self) -> None:
+        """Wait until every exchange given so far is written (handed to the system: a
+        ``kill -9`` loses none of it). A crawl's ``on_page`` awaits it before the page is
+        done in the frontier, so that a page done is a page archived."""
+        target = self._queued
+        if self._written >= target and self._error is None:
+            return
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+        with self._lock:
+            self._waiters.append((target, waiter, loop))
+            self._wake()
+        await waiter
+
+    def _wake(self) -> None:
+        """Resolve the waiters whose exchanges are written (on their loop)."""
+        written, error = self._written, self._error
+        pending = []
+        for target, waiter, loop in self._waiters:
+            if written >= target or error is not None:
+                loop.call_soon_threadsafe(_settle, waiter, error)
+            else:
+                pending.append((target, waiter, loop))
+        self._waiters = pending
+
+    def _run(self) -> None:
+        while (exchange := self._queue.get()) is not None:
+            try:
+                if self._error is None:
+                    self._archive(exchange)
+            except OSError as exc:
+                self._error = exc
+            self._written += 1
+            if self._waiters:
+                with self._lock:
+                    self._wake()
+
+    def _archive(self, exchange: Exchange) -> None:
         body = exchange.body
         digest = payload_digest(body) if body is not None else None
         whole = digest is not None and bool(body) and not exchange.truncated
@@ -178,8 +236,23 @@ class WarcArchive:
             self.written.append(file.path)
 
     def close(self) -> None:
-        """Close the open segment: it appears under its name."""
+        """Write what is queued and close the open segment: it appears under its name.
+        Raises the writer's error, if it had one."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+        if self._error is not None:
+            raise self._error
         self._close_segment()
+
+
+def _settle(waiter: asyncio.Future[None], error: OSError | None) -> None:
+    if not waiter.done():
+        if error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error)
 
 
 def _compressor() -> Any:
