@@ -412,3 +412,37 @@ def test_kill_9_then_resume_archives_every_page(serve: ServeFn, tmp_path: Path, 
     urls = [json.loads(line)["url"] for line in pages.read_text().splitlines()]
     assert len(urls) == KILL_PAGES
     assert [url for url in urls if url not in archived] == []
+
+
+OUT = ("-o", "out.warc.gz")
+
+
+def test_an_archive_at_its_size_limit_is_one_line_and_stays_whole(
+    serve: ServeFn, tmp_path: Path
+) -> None:
+    """The kernel's EFBIG (``RLIMIT_FSIZE``) writing a segment: one line naming it, exit 1,
+    and the segment closed with the whole records it holds."""
+    import resource
+
+    from servers import site_app
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    site = serve(site_app(60))
+    result = subprocess.run(
+        [sys.executable, "-m", "sitecrawl", "crawl", site.url, "--no-state", "-q", *OUT],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=checkout_env(),
+        cwd=tmp_path,
+        preexec_fn=limit,
+    )
+    assert (result.returncode, result.stderr) == (
+        1,
+        "sitecrawl: error: file too large writing out.warc.gz\n",
+    )
+    assert os.listdir(tmp_path) == ["out.warc.gz"]
+    warcio_check(tmp_path / "out.warc.gz")
+    assert len(records(tmp_path / "out.warc.gz")) > 3

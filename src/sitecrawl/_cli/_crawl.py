@@ -290,7 +290,7 @@ async def _crawl(
         config.base_url,
         config=config,
         frontier=state,
-        on_page=archived_hook(sinks, on_page),
+        on_page=archived_hook(sinks, on_page, durable=state is not None),
         keep_pages=False,
         recorder=recorder_of(sinks),
     )

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from .._models import Page
     from ..fetch import Exchange, Recorder
 
+#: Exchanges an archive may have queued, not yet written, before a crawl waits for it.
+MAX_BACKLOG = 64
+#: Exchanges an archive may have queued, not yet written, before a crawl waits for it.
+MAX_BACKLOG = 64
 #: The archive formats, by extension.
 ARCHIVE_FORMATS = (".warc.gz", ".warc", ".wacz")
 
@@ -48,17 +52,22 @@ def recorder_of(sinks: Iterable[Sink]) -> Recorder | None:
     return record
 
 
-def archived_hook(sinks: Sequence[Sink], on_page: Callable[[Page], None]) -> Callable[[Page], Any]:
+def archived_hook(
+    sinks: Sequence[Sink], on_page: Callable[[Page], None], *, durable: bool
+) -> Callable[[Page], Any]:
     """``on_page`` as a crawl's hook: with archive sinks, an ``async def`` that first waits
     until every exchange so far is written (:meth:`~._warc.WarcArchive.synced`), so that a
-    page the frontier marks done is in the archive; without, ``on_page`` itself."""
+    page a ``durable`` frontier marks done is in the archive (a crawl in memory waits only
+    when more than :data:`MAX_BACKLOG` exchanges are queued: memory stays bounded); without
+    archive sinks, ``on_page`` itself."""
     archives = [sink.archive for sink in sinks if isinstance(sink, ArchiveSink)]
     if not archives:
         return on_page
 
     async def archived(page: Page) -> None:
         for archive in archives:
-            await archive.synced()
+            if durable or archive.backlog > MAX_BACKLOG:
+                await archive.synced()
         on_page(page)
 
     return archived

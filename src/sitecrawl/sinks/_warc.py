@@ -158,6 +158,11 @@ class WarcArchive:
         self._queued += 1
         self._queue.put(exchange)
 
+    @property
+    def backlog(self) -> int:
+        """Exchanges queued, not yet written."""
+        return self._queued - self._written
+
     async def synced(self) -> None:
         """Wait until every exchange given so far is written (handed to the system: a
         ``kill -9`` loses none of it). A crawl's ``on_page`` awaits it before the page is
@@ -242,9 +247,9 @@ class WarcArchive:
         if thread is not None:
             self._queue.put(None)
             thread.join()
+        self._close_segment()  # whole records only, even after an error
         if self._error is not None:
             raise self._error
-        self._close_segment()
 
 
 def _settle(waiter: asyncio.Future[None], error: OSError | None) -> None:

@@ -22,6 +22,8 @@ import zlib
 from collections.abc import Iterator
 from typing import IO
 
+from ._atomic import located
+
 #: Marks an open segment in its temporary name: ``.site.warc.gz.sitecrawl-open-1234``.
 OPEN_MARK = ".sitecrawl-open-"
 ARCHIVE_SUFFIXES = (".warc.gz", ".warc")
@@ -188,10 +190,17 @@ class SegmentFile:
         self.size = 0
 
     def write(self, data: bytes) -> None:
+        """Append ``data``; on an error (a full disk) the segment is cut back to what it
+        held, whole records, and the error names the segment."""
         view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self.size)
+            raise located(exc, self.path) from exc
         self.size += len(data)
 
     def close(self) -> None:
