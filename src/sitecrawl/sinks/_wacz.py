@@ -78,30 +78,44 @@ class WaczSink(ArchiveSink):
         self._pages_path = os.path.join(self.folder, "pages.jsonl")
         self._pages: IO[bytes] = open(self._pages_path, "wb")  # noqa: SIM115 - closed in close
         self._seen: set[str] = set()
+        self._pending: list[tuple[str, str | None]] = []
         self._main: tuple[str, str] | None = None
         config = options.get("config")
         self._title = f"sitecrawl {config.base_url}" if config is not None else "sitecrawl"
 
     def write(self, page: Page) -> None:
-        """A page the archive holds (an HTML answer) goes to the page list."""
+        """An HTML page answered goes to the page list, once the archive holds it (its
+        exchange may still be queued for the archive's writer: then at the next page)."""
         if page.status is None or page.error is not None:
-            return
-        url = page.final_url or page.url
-        capture = self.archive.captured(url)
-        if capture is None or url in self._seen:
             return
         if page.content_type is not None and "html" not in page.content_type:
             return
-        self._seen.add(url)
-        if self._main is None:
-            self._main = (url, capture.date)
-        entry = {"id": hashlib.sha1(url.encode()).hexdigest()[:32], "url": url, "ts": capture.date}
-        if page.title:
-            entry["title"] = page.title
-        self._pages.write(dumps(entry).encode() + b"\n")
+        url = page.final_url or page.url
+        if url not in self._seen:
+            self._seen.add(url)
+            self._pending.append((url, page.title))
+        self._list_pages()
+
+    def _list_pages(self) -> None:
+        """Write the pending pages the archive holds now, in order."""
+        waiting = []
+        for url, title in self._pending:
+            capture = self.archive.captured(url)
+            if capture is None:
+                waiting.append((url, title))
+                continue
+            if self._main is None:
+                self._main = (url, capture.date)
+            entry = {"id": hashlib.sha1(url.encode()).hexdigest()[:32], "url": url}
+            entry["ts"] = capture.date
+            if title:
+                entry["title"] = title
+            self._pages.write(dumps(entry).encode() + b"\n")
+        self._pending = waiting
 
     def close(self) -> None:
         self.archive.close()
+        self._list_pages()  # every exchange is written now
         self._pages.close()
         replacement = Replacement(self.path)
         try:
