@@ -446,3 +446,25 @@ def test_an_archive_at_its_size_limit_is_one_line_and_stays_whole(
     assert os.listdir(tmp_path) == ["out.warc.gz"]
     warcio_check(tmp_path / "out.warc.gz")
     assert len(records(tmp_path / "out.warc.gz")) > 3
+
+
+async def test_the_library_archives_through_a_recorder(archive_site: Any, tmp_path: Path) -> None:
+    """``AsyncCrawler(recorder=WarcArchive(...))``: every exchange archived, written once
+    ``synced()`` returns, whole once closed."""
+    from sitecrawl import AsyncCrawler
+    from sitecrawl.sinks import WarcArchive
+
+    site, bodies, _ = archive_site
+    archive = WarcArchive(str(tmp_path / "lib.warc.gz"), max_size=10**9)
+    async with AsyncCrawler(site.url + "/", recorder=archive) as crawler:
+        await crawler.crawl()
+    await archive.synced()
+    assert archive.backlog == 0
+    archive.close()
+    assert archive.paths == [str(tmp_path / "lib.warc.gz")]
+    payloads = {
+        r.rec_headers.get_header("WARC-Target-URI"): p
+        for r, p in by_type(records(tmp_path / "lib.warc.gz"), "response")
+    }
+    assert payloads[site.url + "/a"] == bodies["/a"]
+    assert len(crawler.page_data) >= 7

@@ -44,6 +44,8 @@ def archive_options(args: argparse.Namespace, config: CrawlConfig) -> dict[str, 
         "config": config,
         "max_size": args.warc_max_size,
         "keep_cookies": args.archive_cookies,
+        # a crawl with a state file may resume or repeat one whose captures are archived
+        "refer_back": not args.no_state,
     }
 
 

@@ -70,7 +70,9 @@ class WarcArchive:
     ``max_size``: bytes after which a segment is closed and the next begun; ``keep_cookies``:
     archive the ``Set-Cookie`` headers of responses; ``secret_headers``: request header names
     never archived besides ``Authorization``, ``Cookie`` and ``Proxy-Authorization`` (the
-    crawl's ``-H`` headers). :class:`~sitecrawl.MissingExtra` without warcio."""
+    crawl's ``-H`` headers); ``refer_back``: read the archive's earlier segments when it is
+    opened, so that revisits may refer to their captures (a resumed or repeated crawl's).
+    :class:`~sitecrawl.MissingExtra` without warcio."""
 
     def __init__(
         self,
@@ -80,6 +82,7 @@ class WarcArchive:
         max_size: int = DEFAULT_MAX_SIZE,
         keep_cookies: bool = False,
         secret_headers: Collection[str] = (),
+        refer_back: bool = True,
     ) -> None:
         if config is not None:
             secret_headers = {*secret_headers, *(name for name, _ in config.requests.headers)}
@@ -91,8 +94,9 @@ class WarcArchive:
         self.written: list[str] = recover(self.segments)
         self._urls: dict[str, Capture] = {}
         self._digests: dict[str, Capture] = {}
-        for _, name in self.segments.closed():
-            self._index(name)
+        if refer_back:  # reading them costs a second or so per 100 MB
+            for _, name in self.segments.closed():
+                self._index(name)
         self._next = self.segments.next_number()
         self._file: SegmentFile | None = None
         self.records = 0
