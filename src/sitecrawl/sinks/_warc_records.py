@@ -160,8 +160,9 @@ def record_id() -> str:
 
 class RecordMaker:
     """Serializes records (uncompressed WARC bytes); no I/O. Written here, not by warcio's
-    writer, whose record building cost 5 times the CPU a record (bench/RESULTS.md section
-    23); warcio reads them back (recovery, the WACZ index, the tests' checks)."""
+    writer, which took 1.7 times the CPU for a response and its request, digests included
+    (bench/RESULTS.md section 23); warcio reads them back (recovery, the WACZ index, the
+    tests' checks, digests included)."""
 
     def __init__(self, *, keep_cookies: bool, secret_headers: Collection[str] = ()) -> None:
         self.keep_cookies = keep_cookies
