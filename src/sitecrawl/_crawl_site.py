@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ._config import CrawlConfig
     from ._config_requests import Requests
     from ._crawler import PageHook
+    from .fetch import Recorder
     from .frontier import Frontier
     from .throttle import Throttle
 
@@ -36,6 +37,7 @@ class CrawlOptions(TypedDict, total=False):
     throttle: Throttle | None
     requests: Requests | None
     extract: Mapping[str, Any] | None
+    recorder: Recorder | None
 
 
 async def crawl_site_async(

@@ -17,6 +17,7 @@ captures) adds segments to it and packages them all again.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -128,7 +129,8 @@ class WaczSink(ArchiveSink):
 
     def discard(self) -> None:
         """The archive is kept (its pages may be done in the state file); no package."""
-        self.archive.close()
+        with contextlib.suppress(OSError):  # the error that stopped the crawl is reported
+            self.archive.close()
         self._pages.close()
 
     def _package(self, package: zipfile.ZipFile) -> None:

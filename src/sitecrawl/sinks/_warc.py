@@ -18,6 +18,7 @@ archive is opened): about 200 bytes of memory per distinct URL and payload.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 import zlib
@@ -314,4 +315,5 @@ class WarcSink(ArchiveSink):
         self.archive.close()
 
     def discard(self) -> None:
-        self.archive.close()
+        with contextlib.suppress(OSError):  # the error that stopped the crawl is reported
+            self.archive.close()
