@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -221,10 +222,16 @@ def run_one(
     output = out_dir / f"{contender.name}-r{rnd}.jsonl"
     log = out_dir / f"{contender.name}-r{rnd}.log"
     output.unlink(missing_ok=True)
-    # A state file a variant names after its output ({output}.db) is left by an earlier run:
-    # removed, so that every run is a first crawl (--fresh would spend seconds emptying it).
-    for leftover in out_dir.glob(f"{output.name}.db*"):
-        leftover.unlink()
+    # A state file or web archive a variant names after its output ({output}.db,
+    # {output}.warc.gz and its segments {output}-00001.warc.gz, a WACZ's {output}-warc/) is
+    # left by an earlier run: removed, so that every run is a first crawl (--fresh would
+    # spend seconds emptying a state file; an archive would be added to).
+    for pattern in (f"{output.name}.*", f"{output.name}-*", f".{output.name}*"):
+        for leftover in out_dir.glob(pattern):
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink()
     argv = [arg.replace("{output}", str(output)) for arg in contender.argv]
     result = RunResult(contender.name, rnd, ok=False, output=str(output))
 

@@ -69,6 +69,7 @@ def test_the_crawl_command_has_exactly_the_flags_of_the_settings() -> None:
         "-h", "--help", "--list", "--follow", "-o", "--output", "--state", "--no-state",
         "--fresh", "--keep", "--diff", "--report", "-q", "--quiet", "--redis", "--crawl-id",
         "--lease-ttl", "--redis-timeout", "-v", "--verbose", "--csv-markdown",
+        "--warc-max-size", "--archive-cookies",  # the web archive outputs' (-o .warc.gz)
     }  # fmt: skip
     options = {option for action in crawl_parser()._actions for option in action.option_strings}
     assert options - command_only == declared
@@ -147,6 +148,6 @@ def test_the_library_keywords_are_the_settings_keywords(function: object) -> Non
         assert parameters[keyword].default in (None, default), keyword
     not_settings = {
         "self", "base_url", "config", "frontier", "on_page", "on_error", "keep_pages", "state",
-        "throttle",
+        "throttle", "recorder",
     }  # fmt: skip
     assert set(parameters) - not_settings == set(KEYWORDS)

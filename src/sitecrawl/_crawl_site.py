@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ._config import CrawlConfig, MarkdownScope
     from ._config_requests import Requests
     from ._crawler import PageHook
+    from .fetch import Recorder
     from .frontier import Frontier
     from .throttle import Throttle
 
@@ -38,6 +39,7 @@ class CrawlOptions(TypedDict, total=False):
     extract: Mapping[str, Any] | None
     markdown: bool
     markdown_scope: MarkdownScope | None
+    recorder: Recorder | None
 
 
 async def crawl_site_async(

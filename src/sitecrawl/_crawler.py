@@ -33,7 +33,7 @@ from ._log import logger, request_line
 from ._models import FAILURES_KEPT, CrawlStats, Page, Request
 from ._urls import split_host, url_key
 from .control import CrawlScope, LinkRules, LinkTargets, TrapGuard, default_scope
-from .fetch import FetchStack, PageJob, RobotsRules
+from .fetch import FetchStack, PageJob, Recorder, RobotsRules
 from .frontier import (
     Frontier,
     MemoryFrontier,
@@ -69,7 +69,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
     the frontier and every page in SQLite, so that running the same crawl again resumes it;
     by default everything lives in memory. Either way ``page_data`` holds this run's pages
     (``keep_pages=False``: none). ``throttle`` replaces the in-process per-host slots (a crawl
-    shared by many processes passes a ``RedisThrottle``).
+    shared by many processes passes a ``RedisThrottle``); ``recorder`` gets every exchange.
 
     The course's attributes are kept (:class:`~sitecrawl._course.CourseAPI`): ``base_url``,
     ``base_domain``, ``page_data`` (normalized URL -> page dict), ``lock``,
@@ -100,6 +100,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         extract: Mapping[str, Any] | None = None,
         markdown: bool = False,
         markdown_scope: MarkdownScope | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         # The setting keywords (declared on the config's fields: KEYWORDS) as given.
         keywords = {name: value for name, value in locals().items() if name in KEYWORDS}
@@ -136,6 +137,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         self._stack = FetchStack(
             config, throttle=throttle, on_rules=self._on_robots, scope=self._trusted
         )
+        self._stack.fetcher.recorder = recorder  # every HTTP exchange, for an archive (WARC)
         self.throttle = self._stack.throttle
         self.robots = self._stack.robots
         self._client = self._stack.client

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import _signals
+from ._archive import add_archive_options, archive_options, check_archives
 from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -39,7 +40,7 @@ from ._store import CrawlRecords
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
-    from .._models import CrawlStats
+    from .._models import CrawlStats, Page
     from ..frontier import SqliteFrontier
     from ..sinks import Sink
 
@@ -72,10 +73,12 @@ def add_command(commands: Any) -> None:
         default=[],
         metavar="FILE",
         help="write pages to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout), to"
-        " DIR/ (one Markdown file a page), llms.txt or llms-full.txt; DIR/ and llms-full.txt"
-        " turn --markdown on; repeatable",
+        " DIR/ (one Markdown file a page), llms.txt or llms-full.txt (DIR/ and llms-full.txt"
+        " turn --markdown on), or to a web archive of every request and response (.warc.gz,"
+        " .warc, .wacz); repeatable",
     )
     add_csv_markdown(crawl)
+    add_archive_options(crawl)
     crawl.add_argument(
         "--state",
         metavar="PATH",
@@ -133,7 +136,8 @@ def _execute(args: argparse.Namespace) -> int:
             args.crawl_id = list_state_path(source, args.urls).removesuffix(".sitecrawl.db")
         if args.state is None and not args.no_state:
             args.state = list_state_path(source, args.urls)
-    check_outputs(args.output, crawl=True)
+    check_outputs(args.output, crawl=True, archives=True)
+    check_archives(args.output, redis=args.redis is not None)
     config = markdown_for_outputs(config, args.output)
     for path in args.output:  # now: a refused output leaves no state file behind
         if path != "-":
@@ -212,6 +216,7 @@ async def _crawl_to_outputs(
             extract=extract,
             csv_markdown=args.csv_markdown,
             base_url=config.base_url,
+            archive=archive_options(args, config),
         ) as sinks:
             extra = [collector(records)] if records is not None else []
             return await _crawl(
@@ -283,8 +288,18 @@ async def _crawl(
     the others are (the state file, else ``outputs``)."""
     from .._crawler import AsyncCrawler
     from .._progress import summary
+    from ..sinks import archived_hook, recorder_of
 
-    crawler = AsyncCrawler(config.base_url, config=config, frontier=state, keep_pages=False)
+    recorder = recorder_of(sinks)  # with web archives: every request and response
+    crawler = AsyncCrawler(
+        config.base_url,
+        config=config,
+        frontier=state,
+        keep_pages=False,
+        # a page a state file marks done is in the archives first
+        on_page=archived_hook(sinks, _kept, durable=state is not None) if recorder else None,
+        recorder=recorder,
+    )
     interrupted = True
     start_failure = None
     kept = 0
@@ -361,3 +376,7 @@ def _ended(crawl: dict[str, Any]) -> str:
     if not when:
         return f"crawl {crawl['id']} was not finished"
     return f"crawl {crawl['id']} finished {str(when)[:16].replace('T', ' ')} UTC"
+
+
+def _kept(page: Page) -> None:
+    """Nothing more to do with a page once it is archived (the sinks have it already)."""

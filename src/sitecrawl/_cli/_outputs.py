@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._common import UsageError
 from ._ends import machine_failure
@@ -29,22 +29,40 @@ def add_csv_markdown(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_outputs(paths: Sequence[str], *, crawl: bool = False, pages: bool = True) -> None:
+def check_outputs(
+    paths: Sequence[str], *, crawl: bool = False, pages: bool = True, archives: bool = False
+) -> None:
     """A :class:`UsageError` for an output of unknown format or given twice (``-o - -o -``),
     before anything is opened. A table's formats (``export``), or with ``crawl`` any sink's
     suffix (:data:`sitecrawl.sinks.SINKS`). ``pages``: the outputs of pages' content
-    (``DIR/``, ``llms.txt``, ``llms-full.txt``) are known too."""
+    (``DIR/``, ``llms.txt``, ``llms-full.txt``) are known too; ``archives``: WARC and WACZ
+    outputs are accepted (a crawl's)."""
     from .._exceptions import ConfigError
     from ..sinks import check_outputs as check_tables
-    from ..sinks import check_sinks
+    from ..sinks import check_sinks, is_archive
 
+    rest = [path for path in paths if not (archives and is_archive(path))]
     try:
         if crawl:
-            check_sinks(paths)
+            check_sinks(rest)
         else:
-            check_tables(paths, page_outputs=pages)
+            check_tables(rest, page_outputs=pages)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    if archives:
+        check_archives([path for path in paths if is_archive(path)])
+
+
+def check_archives(paths: Sequence[str]) -> None:
+    """Each archive once (its segments are its own)."""
+    import os
+
+    seen = set()
+    for path in paths:
+        same = os.path.realpath(path)
+        if same in seen:
+            raise UsageError(f"output {path!r} is given twice")
+        seen.add(same)
 
 
 def markdown_for_outputs(config: CrawlConfig, paths: Sequence[str]) -> CrawlConfig:
@@ -73,6 +91,7 @@ def open_sinks(
     extract: Sequence[Rule] = (),
     csv_markdown: bool = False,
     base_url: str | None = None,
+    archive: Mapping[str, Any] | None = None,
 ) -> Iterator[list[Sink]]:
     """The sinks of ``paths``. Each file is written beside its path (:mod:`sitecrawl.sinks`)
     and put in place, whole, when the block ends normally; when it raises, none is, and every
@@ -80,18 +99,24 @@ def open_sinks(
     custom extraction rules, CSV and Parquet get a column per rule (CSV the Markdown only with
     ``csv_markdown``); a Parquet file that wrote a value as null (not of its rule's type) says
     how many on stderr. ``base_url``: the crawl's start URL (whose host's pages go at the top
-    of a ``DIR/``)."""
+    of a ``DIR/``). ``archive``: the options of the WARC and WACZ outputs
+    (:func:`sitecrawl.sinks.archive_sink`); without it, those are refused."""
     from .._exceptions import ConfigError
-    from ..sinks import sink_for
+    from ..sinks import archive_sink, is_archive, sink_for
 
-    check_outputs(paths, crawl=True)
+    check_outputs(paths, crawl=True, archives=archive is not None)
     sinks: list[Sink] = []
     try:
         for path in paths:
             try:
-                sinks.append(
-                    sink_for(path, extract=extract, csv_markdown=csv_markdown, base_url=base_url)
-                )
+                if archive is not None and is_archive(path):
+                    sinks.append(archive_sink(path, **archive))
+                else:
+                    sinks.append(
+                        sink_for(
+                            path, extract=extract, csv_markdown=csv_markdown, base_url=base_url
+                        )
+                    )
             except (ConfigError, OSError) as exc:
                 raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         yield list(sinks)

@@ -58,6 +58,7 @@ from .._exceptions import (
 from .._urls import join
 from ..control import CrawlScope
 from ._addresses import AddressGuard, is_address
+from ._exchange import Exchange, Recorder
 from ._session import Proxies, basic_auth, load_cookie_file
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -287,6 +288,8 @@ class Fetcher:
         self._hosts: set[str] = set()  # names, and the address literals the guard admitted
         self._resolver: GuardedResolver | None = None
         self.session: aiohttp.ClientSession | None = None
+        #: Called with every exchange (a WARC archive); None: no exchange is even built.
+        self.recorder: Recorder | None = None
 
     async def __aenter__(self) -> Fetcher:
         limits, timeouts = self._config.limits, self._config.timeouts
@@ -342,6 +345,8 @@ class Fetcher:
             raise RuntimeError("Fetcher used outside 'async with'")
         cap = self._config.limits.max_bytes if max_bytes is None else max_bytes
         started = time.perf_counter()
+        recorder = self.recorder
+        wall = time.time() if recorder is not None else 0.0
         with _map_errors(url):
             # encoded=True: the URL is a WHATWG href, escaped as the page wrote it; aiohttp
             # would otherwise re-quote it (``?x=%2F`` becomes ``?x=/``, another URL).
@@ -392,6 +397,7 @@ class Fetcher:
                     etag=headers.get("ETag"),
                     last_modified=headers.get("Last-Modified"),
                 )
+                peer = _peer(resp) if recorder is not None else None  # before the body is read
                 if response.location is None and method != "HEAD":
                     read_cap = cap if read_any or response.is_html else None
                     if read_cap is None and pdf_bytes and response.is_pdf:
@@ -402,6 +408,8 @@ class Fetcher:
                     if read_cap is not None:
                         response.body, response.truncated = await _read_capped(resp, read_cap)
                         response.size_bytes = len(response.body)
+                if recorder is not None:
+                    recorder(_exchange(resp, response, wall, data, peer))
         response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         return response
 
@@ -446,6 +454,41 @@ class RedirectTrail:
         self._visited.add(target)
         self.current = target
         return target
+
+
+def _peer(resp: aiohttp.ClientResponse) -> str | None:
+    """The address ``resp`` came from (not through a proxy's tunnel: the proxy's)."""
+    transport = resp.connection.transport if resp.connection is not None else None
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    return str(peer[0]) if isinstance(peer, tuple) and peer else None
+
+
+def _exchange(
+    resp: aiohttp.ClientResponse,
+    response: Response,
+    started: float,
+    data: bytes | None,
+    peer: str | None,
+) -> Exchange:
+    """What went over the wire for ``response`` (:mod:`._exchange`), in plain types."""
+    version = resp.version
+    return Exchange(
+        method=resp.method,
+        url=response.url,
+        started=started,
+        request_headers=tuple(resp.request_info.headers.items()),
+        request_body=data,
+        version=f"{version.major}.{version.minor}" if version is not None else "1.1",
+        status=resp.status,
+        reason=resp.reason or "",
+        response_headers=tuple(
+            (name.decode("latin-1"), value.decode("latin-1")) for name, value in resp.raw_headers
+        ),
+        body=response.body,
+        body_read=response.body is not None,
+        truncated=response.truncated,
+        peer=peer,
+    )
 
 
 async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:

@@ -1,5 +1,10 @@
 # The public names of sitecrawl.sinks, each once (its __init__.py serves them lazily).
 
+from ._archive import ARCHIVE_FORMATS as ARCHIVE_FORMATS
+from ._archive import archive_sink as archive_sink
+from ._archive import archived_hook as archived_hook
+from ._archive import is_archive as is_archive
+from ._archive import recorder_of as recorder_of
 from ._atomic import TEMP_MARK as TEMP_MARK
 from ._atomic import Replacement as Replacement
 from ._atomic import open_replacing as open_replacing
@@ -51,3 +56,10 @@ from ._tables import TABLES as TABLES
 from ._tables import TableSpec as TableSpec
 from ._tables import pages_table as pages_table
 from ._tables import store_rows as store_rows
+from ._wacz import WaczSink as WaczSink
+from ._warc import DEFAULT_MAX_SIZE as DEFAULT_MAX_SIZE
+from ._warc import ArchiveSink as ArchiveSink
+from ._warc import WarcArchive as WarcArchive
+from ._warc import WarcSink as WarcSink
+from ._warc_records import WARC_HINT as WARC_HINT
+from ._warc_records import import_warcio as import_warcio

@@ -1,0 +1,73 @@
+"""Archive outputs by suffix: ``.warc.gz`` and ``.warc`` (:mod:`._warc`), ``.wacz``
+(:mod:`._wacz`). Unlike the row formats, an archive records the crawl's HTTP exchanges: its
+sink carries a ``recorder`` for the crawler (:data:`~sitecrawl.fetch.Recorder`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._base import Sink
+from ._wacz import WaczSink
+from ._warc import ArchiveSink, WarcSink
+
+if TYPE_CHECKING:
+    from .._models import Page
+    from ..fetch import Exchange, Recorder
+
+#: Exchanges an archive may have queued, not yet written, before a crawl waits for it.
+MAX_BACKLOG = 64
+#: Exchanges an archive may have queued, not yet written, before a crawl waits for it.
+MAX_BACKLOG = 64
+#: The archive formats, by extension.
+ARCHIVE_FORMATS = (".warc.gz", ".warc", ".wacz")
+
+
+def is_archive(path: str) -> bool:
+    """Whether ``path`` names an archive output (``.warc.gz``, ``.warc``, ``.wacz``)."""
+    return path.lower().endswith(ARCHIVE_FORMATS)
+
+
+def archive_sink(path: str, **options: Any) -> ArchiveSink:
+    """The sink of the archive ``path``; ``options`` as :class:`~._warc.WarcArchive`'s
+    (``config``, ``max_size``, ``keep_cookies``). :class:`~sitecrawl.MissingExtra` without
+    warcio."""
+    if path.lower().endswith(".wacz"):
+        return WaczSink(path, **options)
+    return WarcSink(path, **options)
+
+
+def recorder_of(sinks: Iterable[Sink]) -> Recorder | None:
+    """One recorder for every archive sink in ``sinks`` (None when there is none)."""
+    recorders = [sink.recorder for sink in sinks if isinstance(sink, ArchiveSink)]
+    if not recorders:
+        return None
+    if len(recorders) == 1:
+        return recorders[0]
+
+    def record(exchange: Exchange) -> None:
+        for recorder in recorders:
+            recorder(exchange)
+
+    return record
+
+
+def archived_hook(
+    sinks: Sequence[Sink], on_page: Callable[[Page], None], *, durable: bool
+) -> Callable[[Page], Any]:
+    """``on_page`` as a crawl's hook: with archive sinks, an ``async def`` that first waits
+    until every exchange so far is written (:meth:`~._warc.WarcArchive.synced`), so that a
+    page a ``durable`` frontier marks done is in the archive (a crawl in memory waits only
+    when more than :data:`MAX_BACKLOG` exchanges are queued: memory stays bounded); without
+    archive sinks, ``on_page`` itself."""
+    archives = [sink.archive for sink in sinks if isinstance(sink, ArchiveSink)]
+    if not archives:
+        return on_page
+
+    async def archived(page: Page) -> None:
+        for archive in archives:
+            if durable or archive.backlog > MAX_BACKLOG:
+                await archive.synced()
+        on_page(page)
+
+    return archived
