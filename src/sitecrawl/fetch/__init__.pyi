@@ -3,7 +3,6 @@
 from ._exchange import Exchange as Exchange
 from ._exchange import Recorder as Recorder
 from ._fetcher import FollowPolicy as FollowPolicy
-from ._fetcher import RedirectTrail as RedirectTrail
 from ._fetcher import Response as Response
 from ._gate import BLOCKED as BLOCKED
 from ._gate import RobotsGate as RobotsGate
@@ -11,6 +10,7 @@ from ._pagejob import PageJob as PageJob
 from ._pagejob import ParseFn as ParseFn
 from ._pagejob import PoliteClient as PoliteClient
 from ._pagejob import failed as failed
+from ._redirects import RedirectTrail as RedirectTrail
 from ._robots import RobotsRules as RobotsRules
 from ._session import load_cookie_file as load_cookie_file
 from ._sitemaps import MAX_SITEMAP_BYTES as MAX_SITEMAP_BYTES

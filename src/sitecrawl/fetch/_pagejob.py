@@ -35,8 +35,9 @@ from .._models import Page, Request, body_hash
 from .._urls import split_host
 from ..parse import Extracted, PdfText, pdf_available
 from ..throttle import Throttle, parse_retry_after
-from ._fetcher import Fetcher, FollowPolicy, RedirectTrail, Response
+from ._fetcher import Fetcher, FollowPolicy, Response
 from ._gate import RobotsGate
+from ._redirects import RedirectTrail
 from ._robots import page_directives, product_token
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 from .._exceptions import FetchError
 from .._urls import join
 from ..control import CrawlScope
-from ._fetcher import FollowPolicy, RedirectTrail
+from ._fetcher import FollowPolicy
+from ._redirects import RedirectTrail
 
 if TYPE_CHECKING:
     from ._gate import RobotsGate

@@ -22,9 +22,10 @@ from .._exceptions import BlockedAddress, FetchError, RedirectOutOfScope, TooMan
 from .._urls import split_host
 from ..control import CrawlScope
 from ..throttle import Throttle
-from ._fetcher import Fetcher, FollowPolicy, RedirectTrail
+from ._fetcher import Fetcher, FollowPolicy
 from ._gate import RobotsGate
 from ._pagejob import PoliteClient
+from ._redirects import RedirectTrail
 from ._robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsCache, RobotsRules, product_token
 from ._sitemaps import Discovery, sitemap_urls
 
