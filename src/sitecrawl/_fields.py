@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypedDict, Unpack
 
 Severity: TypeAlias = Literal["error", "warning", "info"]
 #: The severities, most severe first.
@@ -90,39 +90,33 @@ INFO = "sitecrawl"
 PLAIN = FieldInfo()
 
 
+class How(TypedDict, total=False):
+    """The keywords of :func:`record_field` and :func:`info`: :class:`FieldInfo`'s fields."""
+
+    parsed: bool
+    diff: ChangeKind | bool
+    rendered: str | None
+    rendered_from: str | None
+    audit_text: str | None
+    report: Column | None
+    course: str | None
+    csv: bool
+    record: bool
+
+
 def record_field(
-    default: Any = None,
-    *,
-    factory: Callable[[], Any] | None = None,
-    parsed: bool = False,
-    diff: ChangeKind | bool = False,
-    rendered: str | None = None,
-    rendered_from: str | None = None,
-    audit_text: str | None = None,
-    report: Column | None = None,
-    course: str | None = None,
-    csv: bool = True,
-    record: bool = True,
+    default: Any = None, *, factory: Callable[[], Any] | None = None, **how: Unpack[How]
 ) -> Any:
     """A :class:`~sitecrawl.Page` field with a default (``factory``: the default's factory,
-    for a list or a dict) and its :class:`FieldInfo`."""
-    metadata = info(
-        parsed=parsed,
-        diff=diff,
-        rendered=rendered,
-        rendered_from=rendered_from,
-        audit_text=audit_text,
-        report=report,
-        course=course,
-        csv=csv,
-        record=record,
-    )
+    for a list or a dict) and its :class:`FieldInfo` (``how``, by keyword)."""
+    metadata = info(**how)
     if factory is not None:
+        record = how.get("record", True)
         return dataclasses.field(default_factory=factory, repr=record, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
 
 
-def info(**how: Any) -> dict[str, FieldInfo]:
+def info(**how: Unpack[How]) -> dict[str, FieldInfo]:
     """A field's metadata holding its :class:`FieldInfo`, for a field without a default:
     ``url: str = field(metadata=info(course="page_url"))`` (a type checker knows
     ``dataclasses.field``'s defaults, not :func:`record_field`'s)."""

@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._settings import count
 from ._common import EXIT_OK, UsageError, run_async
 from ._ends import machine_failure
 from ._outputs import add_csv_markdown, check_outputs
@@ -42,7 +43,7 @@ def add_command(commands: Any) -> None:
     )
     export.add_argument(
         "--chunk-tokens",
-        type=_chunk_tokens,
+        type=count(1),
         metavar="N",
         help="-t chunks: at most N tokens a chunk (default 512; counted by an approximation"
         " of the OpenAI tokenizers, no download)",
@@ -51,16 +52,6 @@ def add_command(commands: Any) -> None:
     export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_redis_options(export, required=False)
     export.set_defaults(handler=_execute)
-
-
-def _chunk_tokens(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of tokens, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"at least 1 token, not {value}")
-    return value
 
 
 def _execute(args: argparse.Namespace) -> int:

@@ -101,14 +101,14 @@ def remove_stale(path: str) -> list[str]:
     removed = []
     for found in names:
         pid = found[len(prefix) :]
-        if found.startswith(prefix) and pid.isascii() and pid.isdigit() and not _running(int(pid)):
+        if found.startswith(prefix) and pid.isascii() and pid.isdigit() and not running(int(pid)):
             with contextlib.suppress(OSError):  # gone meanwhile, not ours, a read-only folder
                 os.unlink(os.path.join(directory, found))
                 removed.append(found)
     return removed
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
     """Whether a process ``pid`` exists (this one included)."""
     if pid == os.getpid():
         return True

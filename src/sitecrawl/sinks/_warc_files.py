@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterator
 from typing import IO
 
-from ._atomic import located
+from ._atomic import located, running
 
 #: Marks an open segment in its temporary name: ``.site.warc.gz.sitecrawl-open-1234``.
 OPEN_MARK = ".sitecrawl-open-"
@@ -93,7 +93,7 @@ def recover(segments: Segments) -> list[str]:
     rename it into place (an empty one is removed). Return the paths put in place."""
     recovered = []
     for number, pid, temp in segments.open_ones():
-        if _running(pid):
+        if running(pid):
             continue
         final = segments.name(number)
         with open(temp, "r+b") as file:
@@ -164,18 +164,6 @@ def _plain_records(file: IO[bytes]) -> Iterator[tuple[int, int]]:
         length = len(block) + 4 + int(match[1]) + 4
         yield offset, length
         offset += length
-
-
-def _running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return pid > 0
-    return True
 
 
 class SegmentFile:
