@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.cookies import BaseCookie, SimpleCookie
 from types import TracebackType
+from typing import TypedDict
 
 import aiohttp
 from aiohttp.abc import AbstractCookieJar, AbstractResolver, ResolveResult
@@ -70,6 +71,17 @@ _DNS_ERRORS: tuple[type[Exception], ...] = tuple(
 _NOT_TLS = frozenset(
     {"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG", "UNKNOWN_PROTOCOL"}
 )
+
+
+class GetOptions(TypedDict, total=False):
+    """The keywords of :meth:`Fetcher.get` beside the URL (what a caller passes on)."""
+
+    read_any: bool
+    max_bytes: int | None
+    method: str
+    extra_headers: Mapping[str, str] | None
+    data: bytes | None
+    pdf_bytes: int | None
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from .._config import CrawlConfig
 from .._exceptions import (
@@ -35,7 +35,7 @@ from .._models import Page, Request, body_hash
 from .._urls import split_host
 from ..parse import Extracted, PdfText, pdf_available
 from ..throttle import Throttle, parse_retry_after
-from ._fetcher import Fetcher, FollowPolicy, Response
+from ._fetcher import Fetcher, FollowPolicy, GetOptions, Response
 from ._gate import RobotsGate
 from ._redirects import RedirectTrail
 from ._robots import page_directives, product_token
@@ -78,20 +78,14 @@ class PoliteClient:
         self.retries = 0  # retries made, all requests together
 
     async def get(
-        self,
-        url: str,
-        *,
-        read_any: bool = False,
-        max_bytes: int | None = None,
-        method: str = "GET",
-        extra_headers: Mapping[str, str] | None = None,
-        data: bytes | None = None,
-        pdf_bytes: int | None = None,
+        self, url: str, **options: Unpack[GetOptions]
     ) -> tuple[Response | FetchError, int]:
         """GET (or HEAD; a rendered page's POST or PUT with its body ``data``) one hop of
-        ``url`` politely; return the response (or the error) and the number of attempts made
-        (one for a POST: it is not :data:`IDEMPOTENT`)."""
+        ``url`` politely (``options``: :meth:`Fetcher.get`'s); return the response (or the
+        error) and the number of attempts made (one for a POST: it is not
+        :data:`IDEMPOTENT`)."""
         politeness = self._politeness
+        method = options.get("method", "GET")
         slot = self._throttle.slot(split_host(url))
         attempt = 0
         while True:
@@ -100,15 +94,7 @@ class PoliteClient:
             result: Response | FetchError | None = None
             retry_after: float | None = None
             try:
-                result = await self._fetcher.get(
-                    url,
-                    read_any=read_any,
-                    max_bytes=max_bytes,
-                    method=method,
-                    extra_headers=extra_headers,
-                    data=data,
-                    pdf_bytes=pdf_bytes,
-                )
+                result = await self._fetcher.get(url, **options)
             except FetchError as exc:
                 result = exc
             finally:
