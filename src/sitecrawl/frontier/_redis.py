@@ -58,7 +58,7 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Unpack
 
 from .._exceptions import ConfigError, StateError
 from .._json import dumps as _dumps
@@ -66,7 +66,7 @@ from .._json import loads as _loads
 from .._models import Page, Request
 from .._pagecodec import decode, encode
 from ._base import Frontier, FrontierStats
-from ._redis_crawl import CrawlScript, RedisCrawl
+from ._redis_crawl import CrawlArgs, CrawlScript, RedisCrawl
 from ._redis_lua import ADD, CLAIM, HEARTBEAT, MARK_DONE, NEXT, PAGES, STATUS
 
 _BUCKET_BITS = 14
@@ -109,27 +109,16 @@ class RedisFrontier(RedisCrawl, Frontier):
         self,
         url: str,
         *,
-        crawl_id: str,
-        base_url: str | None = None,
-        config: dict[str, Any] | None = None,
-        fresh: bool = False,
         lease_ttl: float = 30.0,
         max_pages: int | None = None,
-        reconnect_timeout: float = 60.0,
         lease_batch: int = 8,
+        **crawl: Unpack[CrawlArgs],
     ) -> None:
         if lease_ttl <= 0:
             raise ConfigError("lease_ttl must be positive")
         if lease_batch < 1:
             raise ConfigError("lease_batch must be at least 1")
-        super().__init__(
-            url,
-            crawl_id=crawl_id,
-            base_url=base_url,
-            config=config,
-            fresh=fresh,
-            reconnect_timeout=reconnect_timeout,
-        )
+        super().__init__(url, **crawl)  # crawl_id, base_url, config, fresh, reconnect_timeout
         self.lease_ttl = lease_ttl
         self.max_pages = max_pages
         self.lease_batch = lease_batch

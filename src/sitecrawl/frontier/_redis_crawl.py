@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Required, TypedDict, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from .._exceptions import ConfigError, StateError
@@ -58,6 +58,16 @@ def import_redis() -> Any:
             "the Redis backend needs the redis package: pip install 'sitecrawl[redis]'"
         ) from None
     return redis
+
+
+class CrawlArgs(TypedDict, total=False):
+    """The keywords of :class:`RedisCrawl` (what a subclass passes on)."""
+
+    crawl_id: Required[str]
+    base_url: str | None
+    config: dict[str, Any] | None
+    fresh: bool
+    reconnect_timeout: float
 
 
 class RedisCrawl:
