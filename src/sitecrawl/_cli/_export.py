@@ -12,7 +12,7 @@ from .._settings import count
 from ._common import EXIT_OK, UsageError, run_async
 from ._ends import machine_failure
 from ._outputs import add_csv_markdown, check_outputs
-from ._redis import add_redis_options, check_source
+from ._redis import check_source, store_command
 
 if TYPE_CHECKING:
     from ..frontier import PageStore
@@ -21,8 +21,7 @@ TABLE_NAMES = ("pages", "links", "redirects", "images", "issues", "chunks")
 
 
 def add_command(commands: Any) -> None:
-    export = commands.add_parser("export", help="write a table of a crawl's state file")
-    export.add_argument("state", metavar="STATE", nargs="?", help="a state file written by 'crawl'")
+    export = store_command(commands, "export", "write a table of a crawl's state file", _execute)
     export.add_argument(
         "-o",
         "--output",
@@ -49,9 +48,6 @@ def add_command(commands: Any) -> None:
         " of the OpenAI tokenizers, no download)",
     )
     add_csv_markdown(export)
-    export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    add_redis_options(export, required=False)
-    export.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._settings import seconds
@@ -28,6 +29,19 @@ if TYPE_CHECKING:
     from .._exceptions import StateError
     from ..frontier import CrawlStatus, RedisFrontier
     from ..sinks import Sink
+
+
+def store_command(
+    commands: Any, name: str, help: str, handler: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    """The parser of a command that reads one crawl: a state file (``STATE``) or a crawl kept
+    in Redis (the Redis options), ``-q``, and its ``handler``; the caller adds its own."""
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help)
+    parser.add_argument("state", metavar="STATE", nargs="?", help="a state file written by 'crawl'")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    add_redis_options(parser, required=False)
+    parser.set_defaults(handler=handler)
+    return parser
 
 
 def add_redis_options(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
 from ._ends import machine_failure
-from ._redis import add_redis_options, check_source
+from ._redis import check_source, store_command
 
 if TYPE_CHECKING:
     from .._diff import ChangeSet
@@ -17,17 +17,15 @@ if TYPE_CHECKING:
 
 
 def add_command(commands: Any) -> None:
-    report = commands.add_parser("report", help="write the HTML report of a crawl's state file")
-    report.add_argument("state", metavar="STATE", nargs="?", help="a state file written by 'crawl'")
+    report = store_command(
+        commands, "report", "write the HTML report of a crawl's state file", _execute
+    )
     report.add_argument(
         "-o",
         "--output",
         metavar="FILE",
         help="the HTML file to write (default: STATE's name, STATE.report.html)",
     )
-    report.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    add_redis_options(report, required=False)
-    report.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:

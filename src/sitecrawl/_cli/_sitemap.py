@@ -15,14 +15,11 @@ from typing import Any
 
 from ._common import EXIT_OK, UsageError, run_async
 from ._ends import machine_failure
-from ._redis import add_redis_options, check_source
+from ._redis import check_source, store_command
 
 
 def add_command(commands: Any) -> None:
-    sitemap = commands.add_parser("sitemap", help="write the sitemap of a crawl")
-    sitemap.add_argument(
-        "state", metavar="STATE", nargs="?", help="a state file written by 'crawl'"
-    )
+    sitemap = store_command(commands, "sitemap", "write the sitemap of a crawl", _execute)
     sitemap.add_argument(
         "-o",
         "--output",
@@ -36,9 +33,6 @@ def add_command(commands: Any) -> None:
         help="where the parts of a split sitemap will be served, for the index (default: the"
         " crawl's start URL's origin)",
     )
-    sitemap.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    add_redis_options(sitemap, required=False)
-    sitemap.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:
