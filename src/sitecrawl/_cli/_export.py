@@ -21,15 +21,15 @@ TABLE_NAMES = ("pages", "links", "redirects", "images", "issues", "chunks")
 
 
 def add_command(commands: Any) -> None:
-    export = store_command(commands, "export", "write a table of a crawl's state file", _execute)
-    export.add_argument(
-        "-o",
-        "--output",
-        action="append",
-        metavar="FILE",
-        help="write the table to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout;"
+    export = store_command(
+        commands,
+        "export",
+        "write a table of a crawl's state file",
+        _execute,
+        output="write the table to FILE (.csv, .jsonl, .json, .parquet; - for JSONL on stdout;"
         " pages: also DIR/, llms.txt, llms-full.txt, see crawl -o); repeatable (default:"
         " STATE's name and the table's, STATE.TABLE.csv)",
+        outputs=True,
     )
     export.add_argument(
         "-t",

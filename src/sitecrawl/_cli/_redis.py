@@ -32,12 +32,21 @@ if TYPE_CHECKING:
 
 
 def store_command(
-    commands: Any, name: str, help: str, handler: Callable[[argparse.Namespace], int]
+    commands: Any,
+    name: str,
+    help: str,
+    handler: Callable[[argparse.Namespace], int],
+    *,
+    output: str,
+    outputs: bool = False,
 ) -> argparse.ArgumentParser:
     """The parser of a command that reads one crawl: a state file (``STATE``) or a crawl kept
-    in Redis (the Redis options), ``-q``, and its ``handler``; the caller adds its own."""
+    in Redis (the Redis options), ``-o FILE`` (its ``output`` help; ``outputs``: repeatable),
+    ``-q``, and its ``handler``; the caller adds its own options."""
     parser: argparse.ArgumentParser = commands.add_parser(name, help=help)
     parser.add_argument("state", metavar="STATE", nargs="?", help="a state file written by 'crawl'")
+    action = "append" if outputs else "store"
+    parser.add_argument("-o", "--output", action=action, metavar="FILE", help=output)
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_redis_options(parser, required=False)
     parser.set_defaults(handler=handler)

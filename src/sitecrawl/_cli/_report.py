@@ -17,14 +17,12 @@ if TYPE_CHECKING:
 
 
 def add_command(commands: Any) -> None:
-    report = store_command(
-        commands, "report", "write the HTML report of a crawl's state file", _execute
-    )
-    report.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="the HTML file to write (default: STATE's name, STATE.report.html)",
+    store_command(
+        commands,
+        "report",
+        "write the HTML report of a crawl's state file",
+        _execute,
+        output="the HTML file to write (default: STATE's name, STATE.report.html)",
     )
 
 

@@ -19,12 +19,12 @@ from ._redis import check_source, store_command
 
 
 def add_command(commands: Any) -> None:
-    sitemap = store_command(commands, "sitemap", "write the sitemap of a crawl", _execute)
-    sitemap.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="the sitemap to write (default: STATE's name, STATE.sitemap.xml); past 50,000"
+    sitemap = store_command(
+        commands,
+        "sitemap",
+        "write the sitemap of a crawl",
+        _execute,
+        output="the sitemap to write (default: STATE's name, STATE.sitemap.xml); past 50,000"
         " URLs or 50 MB, FILE is an index of FILE-1.xml, FILE-2.xml, ...",
     )
     sitemap.add_argument(
