@@ -36,6 +36,7 @@ from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
+    add_state_options,
     base_url_of,
     run_async,
 )
@@ -79,11 +80,10 @@ def add_command(commands: Any) -> None:
         choices=SEVERITIES,
         help="also fail on every issue of this severity or worse",
     )
-    check.add_argument(
-        "--state", metavar="PATH", help="keep the crawl's state in PATH (default: in memory)"
-    )
-    check.add_argument(
-        "--fresh", action="store_true", help="with --state: start over, forget the file"
+    add_state_options(
+        check,
+        state="keep the crawl's state in PATH (default: in memory)",
+        fresh="with --state: start over, forget the file",
     )
     check.add_argument(
         "--max-time",

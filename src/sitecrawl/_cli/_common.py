@@ -136,3 +136,14 @@ def verbose(args: argparse.Namespace) -> Iterator[None]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def add_state_options(parser: Any, *, state: str, fresh: str, no_state: bool = False) -> None:
+    """``--state PATH`` and ``--fresh`` (with ``no_state``, ``--no-state`` between), with the
+    command's help for each."""
+    parser.add_argument("--state", metavar="PATH", help=state)
+    if no_state:
+        parser.add_argument(
+            "--no-state", action="store_true", help="keep everything in memory (no resume)"
+        )
+    parser.add_argument("--fresh", action="store_true", help=fresh)

@@ -18,6 +18,7 @@ from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
+    add_state_options,
     base_url_of,
     ctrl_c_stops,
     progress,
@@ -79,18 +80,13 @@ def add_command(commands: Any) -> None:
     )
     add_csv_markdown(crawl)
     add_archive_options(crawl)
-    crawl.add_argument(
-        "--state",
-        metavar="PATH",
-        help="keep the crawl's state in PATH (default ./<host>.sitecrawl.db from a site's root,"
+    add_state_options(
+        crawl,
+        state="keep the crawl's state in PATH (default ./<host>.sitecrawl.db from a site's root,"
         " else ./<host>-<path>-<digest>.sitecrawl.db named by the scope; for --list,"
         " ./<host>-list-<digest>.sitecrawl.db); rerun to resume",
-    )
-    crawl.add_argument(
-        "--no-state", action="store_true", help="keep everything in memory (no resume)"
-    )
-    crawl.add_argument(
-        "--fresh", action="store_true", help="start over: forget what the state file holds"
+        fresh="start over: forget what the state file holds",
+        no_state=True,
     )
     crawl.add_argument(
         "--keep",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -53,19 +53,13 @@ class Replacement:
         self._done = True
         if self._direct:
             return
-        try:
+        with undoing(self._remove, self.path):
             fd = os.open(self.temp, os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:
                 os.close(fd)
             os.replace(self.temp, self._target)
-        except OSError as exc:
-            self._remove()
-            raise located(exc, self.path) from exc
-        except BaseException:
-            self._remove()
-            raise
 
     def discard(self) -> None:
         """Remove the temporary file; the final path keeps what it held."""
@@ -79,6 +73,20 @@ class Replacement:
         if os.path.lexists(self.temp):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.temp)
+
+
+@contextmanager
+def undoing(undo: Callable[[], None], path: str) -> Iterator[None]:
+    """Run ``undo`` when the block raises (Ctrl-C included); an ``OSError`` is re-raised
+    naming ``path`` (:func:`located`)."""
+    try:
+        yield
+    except OSError as exc:
+        undo()
+        raise located(exc, path) from exc
+    except BaseException:
+        undo()
+        raise
 
 
 def located(exc: OSError, path: str) -> OSError:
@@ -134,14 +142,8 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[str]:
             pyarrow.parquet.write_table(table, temp)
     """
     replacement = Replacement(path)
-    try:
+    with undoing(replacement.discard, replacement.path):
         yield replacement.temp
-    except OSError as exc:
-        replacement.discard()
-        raise located(exc, replacement.path) from exc
-    except BaseException:
-        replacement.discard()
-        raise
     replacement.commit()
 
 
