@@ -123,6 +123,10 @@ class Page:
     #: ``check``; :mod:`sitecrawl.audit._inlinks`), None in records written as pages arrive.
     inlinks: int | None = None
     unique_inlinks: int | None = None
+    #: The page's JSON-LD, Microdata and RDFa items (``--structured-data``), each
+    #: ``{"format", "type", "properties"}`` (and ``error`` for JSON-LD that is not JSON):
+    #: see :mod:`sitecrawl.parse._structured`. Empty without the setting.
+    structured_data: list[dict[str, Any]] = field(default_factory=list)
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.

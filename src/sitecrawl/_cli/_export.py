@@ -1,4 +1,4 @@
-"""``sitecrawl export STATE.db [--table pages|links|redirects|images] -o FILE``: write one
+"""``sitecrawl export STATE.db [--table pages|links|...] -o FILE``: write one
 table of a state file out (.csv, .jsonl, .json, .parquet)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ._ends import machine_failure
 from ._outputs import check_outputs
 from ._redis import add_redis_options, check_source
 
-TABLE_NAMES = ("pages", "links", "redirects", "images")
+TABLE_NAMES = ("pages", "links", "redirects", "images", "structured_data")
 
 
 def add_command(commands: Any) -> None:
@@ -31,7 +31,8 @@ def add_command(commands: Any) -> None:
         "--table",
         choices=TABLE_NAMES,
         default="pages",
-        help="which table: pages (default), links, redirects or images",
+        help="which table: pages (default), links, redirects, images or structured_data"
+        " (crawled with --structured-data)",
     )
     export.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     add_redis_options(export, required=False)

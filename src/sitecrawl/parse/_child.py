@@ -54,6 +54,7 @@ def parse_body(
     url: str,
     link_details: bool = False,
     extraction: Extraction | None = None,
+    structured_data: bool = False,
 ) -> Extracted:
     """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
     also each link's text and rel (:attr:`Extracted.links`). Raises :class:`ParseError` for
@@ -63,7 +64,14 @@ def parse_body(
     reason = markup_reason(text.encode("utf-8", "replace") if b"\0" in body else body)
     if reason is not None:
         raise ParseError(reason, url=url)
-    return parse_html(text, url, _joins, link_details=link_details, extraction=extraction)
+    return parse_html(
+        text,
+        url,
+        _joins,
+        link_details=link_details,
+        extraction=extraction,
+        structured_data=structured_data,
+    )
 
 
 def parse_or_error(
@@ -72,11 +80,12 @@ def parse_or_error(
     url: str,
     link_details: bool,
     extraction: Extraction | None = None,
+    structured_data: bool = False,
 ) -> Extracted:
     """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
-        return parse_body(body, charset, url, link_details, extraction)
+        return parse_body(body, charset, url, link_details, extraction, structured_data)
     except ParseError:
         raise
     except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
@@ -90,14 +99,19 @@ def job_frame(body: bytes, charset: str | None, url: str) -> tuple[bytes, bytes]
     return JOB.pack(len(meta), len(body)) + meta, body
 
 
-def setup_frame(link_details: bool, extraction: Extraction | None) -> bytes:
-    """The first frame a child reads: ``link_details`` and the rules, as length-prefixed JSON."""
+def setup_frame(
+    link_details: bool, extraction: Extraction | None, structured_data: bool = False
+) -> bytes:
+    """The first frame a child reads: ``link_details``, the rules and ``structured_data``, as
+    length-prefixed JSON."""
     rules = [rule.to_json() for rule in extraction.rules] if extraction else []
-    setup = json.dumps({"link_details": link_details, "extract": rules}).encode()
+    setup = json.dumps(
+        {"link_details": link_details, "extract": rules, "structured_data": structured_data}
+    ).encode()
     return LENGTH.pack(len(setup)) + setup
 
 
-def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None] | None:
+def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None, bool] | None:
     """The setup written by :func:`setup_frame`; None when the parent closed the channel
     before (it was stopped while we started)."""
     header = stdin.read(LENGTH.size)
@@ -106,7 +120,8 @@ def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None] | None:
     (size,) = LENGTH.unpack(header)
     setup = json.loads(stdin.read(size))
     rules = [Rule(**item) for item in setup["extract"]]
-    return bool(setup["link_details"]), Extraction(rules) if rules else None
+    extraction = Extraction(rules) if rules else None
+    return bool(setup["link_details"]), extraction, bool(setup.get("structured_data"))
 
 
 def _write(stdout: BinaryIO, answer: bytes) -> None:
@@ -119,14 +134,14 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     the parent closes the pipe."""
     if (setup := read_setup(stdin)) is None:
         return
-    link_details, extraction = setup
+    link_details, extraction, structured_data = setup
     _write(stdout, marshal.dumps(None))
     while header := stdin.read(JOB.size):
         meta_size, body_size = JOB.unpack(header)
         charset, url = marshal.loads(stdin.read(meta_size))
         body = stdin.read(body_size)
         try:
-            data = parse_or_error(body, charset, url, link_details, extraction)
+            data = parse_or_error(body, charset, url, link_details, extraction, structured_data)
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc)])
         else:

@@ -14,6 +14,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .._models import Link
 from .._urls import JoinCache, join
+from ._structured import structured_data as read_structured_data
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
@@ -52,6 +53,8 @@ class Extracted:
     extracted: dict[str, Any] = field(default_factory=dict)
     #: The rules whose value could not be converted to their type.
     unconverted: list[str] = field(default_factory=list)
+    #: JSON-LD, Microdata and RDFa items (:mod:`._structured`), with ``structured_data``.
+    structured_data: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _text(node: LexborNode | None) -> str | None:
@@ -72,6 +75,7 @@ def parse_html(
     *,
     link_details: bool = False,
     extraction: Extraction | None = None,
+    structured_data: bool = False,
 ) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
     against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
@@ -79,7 +83,8 @@ def parse_html(
     ``page_url`` must be a canonical href. A crawl passes one :class:`JoinCache` for all its
     pages; without one, every link is resolved afresh. ``link_details`` also fills
     :attr:`Extracted.links` (every link with its text, rel and kind, for a page store and the
-    link check), from the same tree; ``extraction`` runs its rules on the tree too."""
+    link check), from the same tree; ``extraction`` runs its rules on the tree too, and
+    ``structured_data`` reads its JSON-LD, Microdata and RDFa items (:mod:`._structured`)."""
     tree = LexborHTMLParser(html)
     head = _Head.read(tree.head)
     base = page_url
@@ -122,6 +127,8 @@ def parse_html(
             (url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url
         ]
         data.links += _resource_links(tree, base, joins)
+    if structured_data:  # before the word count too
+        data.structured_data = read_structured_data(tree, base)
     if extraction:  # before the word count, which strips scripts (JSON-LD) from the tree
         found = extraction.run(tree, html, page_url)
         data.extracted, data.unconverted = found.values, found.unconverted

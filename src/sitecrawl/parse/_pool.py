@@ -226,6 +226,7 @@ async def _spawn(
     deadline: float,
     extraction: Extraction | None,
     changed: asyncio.Event,
+    structured_data: bool = False,
 ) -> _ParserProcess:
     jobs_child, jobs_loop = jobs_channel()
     answers_child, answers_loop = answers_channel()
@@ -261,7 +262,8 @@ async def _spawn(
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), jobs_file
     )
     jobs = asyncio.StreamWriter(transport, protocol, None, loop)
-    jobs.write(setup_frame(link_details, extraction))  # read first; the jobs queue behind it
+    # Read first; the jobs queue behind it.
+    jobs.write(setup_frame(link_details, extraction, structured_data))
     return _ParserProcess(process, jobs, (answers, reading), deadline, changed)
 
 
@@ -276,6 +278,7 @@ class Parser:
         extraction: Extraction | None = None,
         backlog: int = 12,
         deadline: float = PARSE_DEADLINE,
+        structured_data: bool = False,
     ) -> None:
         self.processes = processes
         self.deadline = deadline  # seconds a child may spend on one page
@@ -285,6 +288,8 @@ class Parser:
         #: The custom extraction rules run on every page (a child is given them when it
         #: starts); with rules, pages are parsed in children only.
         self.extraction = extraction
+        #: Fill :attr:`Extracted.structured_data` (``CrawlConfig.structured_data``).
+        self.structured_data = structured_data
         #: Pages a child may have waiting before the event loop parses the next one itself.
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
@@ -326,7 +331,13 @@ class Parser:
         then kills the child and waits for it: cancelled midway, uvloop left the process it
         had started to end after the event loop closed, with a traceback."""
         starting = asyncio.ensure_future(
-            _spawn(self.link_details, self.deadline, self.extraction, self._changed)
+            _spawn(
+                self.link_details,
+                self.deadline,
+                self.extraction,
+                self._changed,
+                self.structured_data,
+            )
         )
         try:
             return await asyncio.shield(starting)
@@ -405,7 +416,9 @@ class Parser:
                     return data
         # No child ready, or all of them busy: the event loop has spare time, parse here.
         self.parsed_here += 1
-        return parse_or_error(body, charset, url, self.link_details, self.extraction)
+        return parse_or_error(
+            body, charset, url, self.link_details, self.extraction, self.structured_data
+        )
 
     async def _parse_in_child(self, body: bytes, charset: str | None, url: str) -> Extracted:
         """With extraction rules: parse in a child, never on the event loop (a rule may take
