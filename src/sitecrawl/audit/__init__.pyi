@@ -32,4 +32,7 @@ from ._site import link_row as link_row
 from ._site import link_source as link_source
 from ._site import links_source as links_source
 from ._site import site_rows as site_rows
+from ._structured import GOOGLE_RULES as GOOGLE_RULES
+from ._structured import schema_org_vocabulary as schema_org_vocabulary
+from ._structured import structured_data_issues as structured_data_issues
 from ._targets import page_links as page_links

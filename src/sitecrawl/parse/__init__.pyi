@@ -9,3 +9,6 @@ from ._extraction import load_rules_file as load_rules_file
 from ._extraction import parse_specs as parse_specs
 from ._extraction import stored_rules as stored_rules
 from ._pool import Parser as Parser
+from ._structured import schema_org_context as schema_org_context
+from ._structured import short_type as short_type
+from ._structured import type_names as type_names

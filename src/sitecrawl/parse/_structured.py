@@ -7,7 +7,8 @@ Each item is ``{"format": "json-ld" | "microdata" | "rdfa", "type": ..., "proper
 properties, name -> value, or a list of values when a property is given more than once. A
 nested item is a dict with ``@type`` (and ``@id``), so Microdata and RDFa items have the same
 shape as JSON-LD's. A JSON-LD block that is not valid JSON is an item with ``type`` None,
-empty ``properties`` and ``error`` (the JSON parser's message).
+empty ``properties`` and ``error`` (the JSON parser's message; or that it nests more than
+:data:`~._extraction.MAX_JSONLD_DEPTH` levels deep, as the ``jsonld:`` rules skip it).
 
 Read from the same Lexbor tree as the page's other fields (before the word count strips the
 scripts): the ``<script>`` elements, then one query for ``itemscope`` and ``typeof``
@@ -27,6 +28,7 @@ from typing import Any
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .._urls import join
+from ._extraction import MAX_JSONLD_DEPTH, _nests_within
 from ._text import clean
 
 JSON_LD = "json-ld"
@@ -106,8 +108,14 @@ def _json_ld(tree: LexborHTMLParser) -> list[dict[str, Any]]:
             continue
         try:
             data = json.loads(text)
-        except ValueError as exc:  # (JSONDecodeError, and a recursion too deep)
+        except ValueError as exc:  # (JSONDecodeError)
             items.append(invalid_item(str(exc)))
+            continue
+        except RecursionError:
+            data = None
+        if data is None or not _nests_within(data, MAX_JSONLD_DEPTH):
+            # (A value must cross the marshal pipe and fit every output: orjson stops at 255.)
+            items.append(invalid_item(f"nested more than {MAX_JSONLD_DEPTH} levels deep"))
             continue
         items += _json_ld_items(data)
     return items
@@ -117,19 +125,39 @@ def invalid_item(message: str) -> dict[str, Any]:
     return {"format": JSON_LD, "type": None, "properties": {}, "error": message}
 
 
-def _json_ld_items(data: Any) -> list[dict[str, Any]]:
+def _json_ld_items(data: Any, context: Any = None) -> list[dict[str, Any]]:
     """The top-level nodes of a JSON-LD document: the object, each of a list's, each of an
-    ``@graph``'s."""
+    ``@graph``'s (in the graph's ``@context``). A node's ``@context`` stays in its
+    properties unless it is schema.org's (its names are then schema.org's)."""
     if isinstance(data, list):
-        return [item for part in data for item in _json_ld_items(part)]
+        return [item for part in data for item in _json_ld_items(part, context)]
     if not isinstance(data, dict):
         return []
+    context = data.get("@context", context)
     graph = data.get("@graph")
     if isinstance(graph, list):
-        return [item for part in graph for item in _json_ld_items(part)]
-    properties = {k: v for k, v in data.items() if k not in ("@context", "@type")}
+        return [item for part in graph for item in _json_ld_items(part, context)]
+    drop = ("@context", "@type") if schema_org_context(context) else ("@type",)
+    properties = {k: v for k, v in data.items() if k not in drop}
+    if "@context" not in properties and context is not None and "@context" not in drop:
+        properties["@context"] = context
     types = type_names(data.get("@type"))
     return [{"format": JSON_LD, "type": " ".join(types) or None, "properties": properties}]
+
+
+def schema_org_context(context: Any) -> bool:
+    """True for a JSON-LD ``@context`` that makes plain names schema.org's: the schema.org
+    URL (http or https, with or without a slash), an object whose ``@vocab`` is it, or a
+    list holding one; also no context at all (Google reads such blocks as schema.org)."""
+    if context is None:
+        return True
+    if isinstance(context, str):
+        return context.rstrip("/").split("://", 1)[-1] in ("schema.org", "www.schema.org")
+    if isinstance(context, dict):
+        return schema_org_context(context.get("@vocab", ""))
+    if isinstance(context, list):
+        return any(schema_org_context(part) for part in context if part is not None)
+    return False
 
 
 # Microdata and RDFa Lite: the same walk, different attributes.
