@@ -21,13 +21,13 @@ measured in ``bench/RESULTS.md`` section 26.) RDFa is read as RDFa Lite (``vocab
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+import ada_url
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .._urls import join
+from .._json import loads
 from ._extraction import MAX_JSONLD_DEPTH, _nests_within
 from ._text import clean
 
@@ -107,13 +107,16 @@ def _json_ld(tree: LexborHTMLParser) -> list[dict[str, Any]]:
         if not text.strip():
             continue
         try:
-            data = json.loads(text)
+            data = loads(text)  # (orjson when installed: a third of json's time)
         except ValueError as exc:  # (JSONDecodeError)
             items.append(invalid_item(str(exc)))
             continue
         except RecursionError:
             data = None
-        if data is None or not _nests_within(data, MAX_JSONLD_DEPTH):
+        # (Brackets counted first: the walk cost more than the parse, and few blocks have
+        # enough brackets to nest that deep.)
+        deep = text.count("[") + text.count("{") > MAX_JSONLD_DEPTH
+        if data is None or (deep and not _nests_within(data, MAX_JSONLD_DEPTH)):
             # (A value must cross the marshal pipe and fit every output: orjson stops at 255.)
             items.append(invalid_item(f"nested more than {MAX_JSONLD_DEPTH} levels deep"))
             continue
@@ -194,7 +197,8 @@ class _Reader:
             ident = attributes.get("itemid")
         else:
             types = attributes.get("typeof") or ""
-            ident = attributes.get("resource")
+            # (On a typeof element, an href or src names the new item, as resource does.)
+            ident = attributes.get("resource") or attributes.get("href") or attributes.get("src")
         names = [self.name(node, part) for part in types.split()]
         item: dict[str, Any] = {"@type": " ".join(names) or None}
         if ident:
@@ -249,7 +253,14 @@ class _Reader:
         return clean(node.text(deep=True) or "")
 
     def url(self, value: str) -> str:
-        return join(self.base, value.strip()) or value.strip()
+        """A URL value resolved, its fragment kept (``#org`` names an item); as it is when
+        it does not resolve."""
+        value = value.strip()
+        try:
+            resolved: str = ada_url.join_url(self.base, value)
+        except ValueError:
+            return value
+        return resolved
 
 
 def _add(item: dict[str, Any], name: str, value: Any) -> None:
