@@ -416,8 +416,9 @@ class CrawlConfig:
         keyword="extract",
     )
     #: Read each HTML page's structured data (JSON-LD, Microdata, RDFa) into its
-    #: ``structured_data`` (:mod:`sitecrawl.parse._structured`). Off by default: every item
-    #: goes into every record (output and state), often kilobytes a page.
+    #: ``structured_data`` (:mod:`sitecrawl.parse._structured`). Off by default: it costs
+    #: about 9 % more instructions a page on the bench site, over the 5 % budget
+    #: (bench/RESULTS.md section 26), and every item goes into every record (output, state).
     structured_data: bool = setting(
         False,
         flag(
