@@ -81,6 +81,10 @@ FULL = Page(
     extracted={"price": 9.5, "n": 3, "on": True, "none": None, "tags": ["a", "é"], "ld": {"a": 1}},
     inlinks=5,
     unique_inlinks=4,
+    structured_data=[
+        {"format": "json-ld", "type": "Product", "properties": {"name": "é", "offers": {"p": 1}}},
+        {"format": "json-ld", "type": None, "properties": {}, "error": "Expecting value"},
+    ],
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),
