@@ -62,8 +62,9 @@ def file_path(i: int) -> str:
 class PageWriter:
     """Builds the HTML of one page from a per-page seeded RNG."""
 
-    def __init__(self, i: int, n: int, base: str, seed: int) -> None:
+    def __init__(self, i: int, n: int, base: str, seed: int, structured_data: bool = False) -> None:
         self.i = i
+        self.structured_data = structured_data
         self.n = n
         self.base = base
         self.rng = random.Random(seed * 1_000_003 + i)
@@ -119,11 +120,39 @@ class PageWriter:
             return path
         return posixpath.relpath(path, self.dir)
 
+    def json_ld(self, title: str, description: str) -> str:
+        """An Article and its BreadcrumbList as JSON-LD (``--structured-data``)."""
+        url = self.base + self.path
+        article = {
+            "@context": "https://schema.org",
+            "@type": "Article",
+            "headline": html.unescape(title),
+            "description": html.unescape(description),
+            "image": [f"{self.base}/static/img/photo-{self.i % 500}.jpg"],
+            "datePublished": f"2024-0{1 + self.i % 9}-1{self.i % 10}T08:00:00+00:00",
+            "author": {"@type": "Person", "name": self.words(2, 2).title(), "url": self.base},
+            "publisher": {"@type": "Organization", "name": "Synthetic Bench Site"},
+            "mainEntityOfPage": url,
+        }
+        crumbs = {
+            "@context": "https://schema.org",
+            "@type": "BreadcrumbList",
+            "itemListElement": [
+                {"@type": "ListItem", "position": 1, "name": "Home", "item": self.base + "/"},
+                {"@type": "ListItem", "position": 2, "name": "Page", "item": url},
+            ],
+        }
+        return "".join(
+            f'<script type="application/ld+json">{json.dumps(data)}</script>\n'
+            for data in (article, crumbs)
+        )
+
     # -- page -------------------------------------------------------------
     def render(self) -> str:
         rng = self.rng
         i, n = self.i, self.n
         topic = self.words(2, 4).title()
+        structured_data = self.structured_data
         title = (
             "Home - Synthetic Bench Site"
             if i == 0
@@ -145,7 +174,8 @@ class PageWriter:
             f'<link rel="icon" href="/favicon.ico">\n'
             f'<script src="{self.asset("js", "app.js")}" defer></script>\n'
             f'<script>window.dataLayer = [{{"page": {i}}}];</script>\n'
-            "</head>\n"
+            + (self.json_ld(title, description) if structured_data else "")
+            + "</head>\n"
         )
 
         # Header: tagline <p> outside <main> (first-paragraph extraction must skip it).
@@ -211,10 +241,17 @@ class PageWriter:
             '<a href="#top">Back to top</a>',
         ]
         logo = self.asset("img", "logo.png")
+        # With --structured-data, one page in five marks its footer up as a Microdata item.
+        microdata = structured_data and i % 5 == 0
         footer = (
-            '<footer class="site-footer">\n'
-            f'<img src="{logo}" alt="Synthetic logo" width="120" height="40">\n'
-            "<ul>" + "".join(f"<li>{a}</li>" for a in footer_links) + "</ul>\n"
+            '<footer class="site-footer"'
+            + (' itemscope itemtype="https://schema.org/Organization">\n' if microdata else ">\n")
+            + ('<meta itemprop="name" content="Synthetic Bench Site">\n' if microdata else "")
+            + f'<img src="{logo}" alt="Synthetic logo" width="120" height="40"'
+            + (' itemprop="logo">\n' if microdata else ">\n")
+            + "<ul>"
+            + "".join(f"<li>{a}</li>" for a in footer_links)
+            + "</ul>\n"
             f"<p>&copy; 2024 Synthetic Bench Site. {self.sentence()}</p>\n"
             "</footer>\n</body>\n</html>\n"
         )
@@ -234,6 +271,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=5000, help="number of pages (default 5000)")
     ap.add_argument("--seed", type=int, default=1, help="RNG seed (default 1)")
+    ap.add_argument(
+        "--structured-data",
+        action="store_true",
+        help="JSON-LD (Article, BreadcrumbList) on every page, Microdata on one in five",
+    )
     ap.add_argument("--base", default="http://127.0.0.1:8088", help="origin used in absolute links")
     ap.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})"
@@ -246,7 +288,7 @@ def main() -> None:
     prepare_out_dir(args.out)
     total = 0
     for i in range(args.pages):
-        data = PageWriter(i, args.pages, base, args.seed).render().encode()
+        data = PageWriter(i, args.pages, base, args.seed, args.structured_data).render().encode()
         dest = args.out / file_path(i)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)

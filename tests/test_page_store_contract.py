@@ -84,6 +84,10 @@ FULL = Page(
     unique_inlinks=4,
     markdown="# Tïtle\n\nSome *text* \u202e with a [link](" + B + "/a).\n" * 40,
     page_count=3,
+    structured_data=[
+        {"format": "json-ld", "type": "Product", "properties": {"name": "é", "offers": {"p": 1}}},
+        {"format": "json-ld", "type": None, "properties": {}, "error": "Expecting value"},
+    ],
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),

@@ -369,6 +369,20 @@ class CrawlConfig:
         group="content",
         keyword="markdown_scope",
     )
+    #: Read each HTML page's structured data (JSON-LD, Microdata, RDFa) into its
+    #: ``structured_data`` (:mod:`sitecrawl.parse._structured`). Off by default: it costs
+    #: about 9 % more instructions a page on the bench site, over the 5 % budget
+    #: (bench/RESULTS.md section 26), and every item goes into every record (output, state).
+    structured_data: bool = setting(
+        False,
+        flag(
+            "--structured-data",
+            kind="true",
+            help="read each page's JSON-LD, Microdata and RDFa (the structured_data field and"
+            " export table; its schema.org and rich-result checks)",
+        ),
+        group="custom extraction",
+    )
     #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
     render: Render = field(default_factory=Render, metadata=section("rendering (JavaScript)"))
     #: Let redirects, links, sitemaps and robots.txt lead to addresses of a more private class

@@ -130,6 +130,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
             link_details=bool(config.link_details),
             extraction=Extraction(config.extract) if config.extract else None,
             markdown=config.markdown_scope if config.markdown else None,
+            structured_data=config.structured_data,
         )
         self._resources = contextlib.AsyncExitStack()
         # Credentials go to the start URLs' scope: not where a start URL redirects off-site.

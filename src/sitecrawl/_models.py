@@ -255,6 +255,10 @@ class Page:
     )
     #: A PDF's number of pages (None: not a PDF read).
     page_count: int | None = record_field(None)
+    #: The page's JSON-LD, Microdata and RDFa items (``--structured-data``), each
+    #: ``{"format", "type", "properties"}`` (and ``error`` for JSON-LD that is not JSON):
+    #: see :mod:`sitecrawl.parse._structured`. Empty without the setting.
+    structured_data: list[dict[str, Any]] = record_field(factory=list, parsed=True)
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.

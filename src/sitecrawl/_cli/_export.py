@@ -1,5 +1,5 @@
-"""``sitecrawl export STATE.db [--table pages|links|redirects|images|issues|chunks] -o FILE``:
-write one table of a state file out (.csv, .jsonl, .json, .parquet); the pages' content too
+"""``sitecrawl export STATE.db [--table NAME] -o FILE``: write one table of a state file out
+(pages, links, redirects, images, issues, chunks, structured_data) (.csv, .jsonl, .json, .parquet); the pages' content too
 (``-o DIR/``, ``llms.txt``, ``llms-full.txt``)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ._redis import check_source, store_command
 if TYPE_CHECKING:
     from ..frontier import PageStore
 
-TABLE_NAMES = ("pages", "links", "redirects", "images", "issues", "chunks")
+TABLE_NAMES = ("pages", "links", "redirects", "images", "issues", "chunks", "structured_data")
 
 
 def add_command(commands: Any) -> None:
@@ -37,8 +37,9 @@ def add_command(commands: Any) -> None:
         choices=TABLE_NAMES,
         default="pages",
         help="which table: pages (default), links, redirects, images, issues (every finding:"
-        " docs/checks.md) or chunks (each page's Markdown cut for retrieval: url, title, chunk,"
-        " headings, text, tokens; needs a crawl with --markdown)",
+        " docs/checks.md), chunks (each page's Markdown cut for retrieval: url, title, chunk,"
+        " headings, text, tokens; needs a crawl with --markdown) or structured_data (crawled"
+        " with --structured-data)",
     )
     export.add_argument(
         "--chunk-tokens",

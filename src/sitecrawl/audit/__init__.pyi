@@ -44,5 +44,8 @@ from ._site import links_of as links_of
 from ._site import links_source as links_source
 from ._site import site_rows as site_rows
 from ._sitemapaudit import sitemap_entry as sitemap_entry
+from ._structured import GOOGLE_RULES as GOOGLE_RULES
+from ._structured import schema_org_vocabulary as schema_org_vocabulary
+from ._structured import structured_data_issues as structured_data_issues
 from ._targets import link_targets as link_targets
 from ._targets import page_links as page_links

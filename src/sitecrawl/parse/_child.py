@@ -58,6 +58,7 @@ def parse_body(
     link_details: bool = False,
     extraction: Extraction | None = None,
     markdown: Scope | None = None,
+    structured_data: bool = False,
 ) -> Extracted:
     """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
     also each link's text and rel (:attr:`Extracted.links`); ``markdown``: also the content
@@ -69,7 +70,14 @@ def parse_body(
     reason = markup_reason(text.encode("utf-8", "replace") if b"\0" in body else body)
     if reason is not None:
         raise ParseError(reason, url=url)
-    data = parse_html(text, url, _joins, link_details=link_details, extraction=extraction)
+    data = parse_html(
+        text,
+        url,
+        _joins,
+        link_details=link_details,
+        extraction=extraction,
+        structured_data=structured_data,
+    )
     if markdown is not None:
         try:
             data.fields["markdown"] = page_markdown(text, url, scope=markdown)
@@ -85,11 +93,12 @@ def parse_or_error(
     link_details: bool,
     extraction: Extraction | None = None,
     markdown: Scope | None = None,
+    structured_data: bool = False,
 ) -> Extracted:
     """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
-        return parse_body(body, charset, url, link_details, extraction, markdown)
+        return parse_body(body, charset, url, link_details, extraction, markdown, structured_data)
     except ParseError:
         raise
     except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
@@ -119,17 +128,25 @@ def job_frame(
 
 
 def setup_frame(
-    link_details: bool, extraction: Extraction | None, markdown: Scope | None = None
+    link_details: bool,
+    extraction: Extraction | None,
+    markdown: Scope | None = None,
+    structured_data: bool = False,
 ) -> bytes:
-    """The first frame a child reads: ``link_details``, the rules and the Markdown scope
-    (None: no Markdown), as length-prefixed JSON."""
+    """The first frame a child reads: ``link_details``, the rules, the Markdown scope (None:
+    no Markdown) and ``structured_data``, as length-prefixed JSON."""
     rules = [rule.to_json() for rule in extraction.rules] if extraction else []
-    setup = {"link_details": link_details, "extract": rules, "markdown": markdown}
+    setup = {
+        "link_details": link_details,
+        "extract": rules,
+        "markdown": markdown,
+        "structured_data": structured_data,
+    }
     encoded = json.dumps(setup).encode()
     return LENGTH.pack(len(encoded)) + encoded
 
 
-def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None, Scope | None] | None:
+def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None, Scope | None, bool] | None:
     """The setup written by :func:`setup_frame`; None when the parent closed the channel
     before (it was stopped while we started)."""
     header = stdin.read(LENGTH.size)
@@ -139,7 +156,8 @@ def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None, Scope | None] 
     setup = json.loads(stdin.read(size))
     rules = [Rule(**item) for item in setup["extract"]]
     markdown = setup.get("markdown")
-    return bool(setup["link_details"]), Extraction(rules) if rules else None, markdown
+    extraction = Extraction(rules) if rules else None
+    return bool(setup["link_details"]), extraction, markdown, bool(setup.get("structured_data"))
 
 
 def _write(stdout: BinaryIO, answer: bytes) -> None:
@@ -152,7 +170,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     the parent closes the pipe."""
     if (setup := read_setup(stdin)) is None:
         return
-    link_details, extraction, markdown = setup
+    link_details, extraction, markdown, structured_data = setup
     if markdown is not None:  # the converters imported before the child says it is ready
         with contextlib.suppress(ImportError):  # (the parent checked; else: each page says)
             from . import _content_tree  # noqa: F401
@@ -165,7 +183,9 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             if kind == "pdf":
                 answer = marshal.dumps(asdict(read_pdf_or_error(body, url)))
             else:
-                data = parse_or_error(body, charset, url, link_details, extraction, markdown)
+                data = parse_or_error(
+                    body, charset, url, link_details, extraction, markdown, structured_data
+                )
                 # Shallow on purpose: dataclasses.astuple deep-copies every list and dict,
                 # which cost more than the parse itself.
                 answer = marshal.dumps(

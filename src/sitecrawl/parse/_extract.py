@@ -14,6 +14,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .._models import Link
 from .._urls import JoinCache, join
+from ._structured import structured_data as read_structured_data
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
@@ -70,6 +71,7 @@ def parse_html(
     *,
     link_details: bool = False,
     extraction: Extraction | None = None,
+    structured_data: bool = False,
 ) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
     against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
@@ -77,7 +79,8 @@ def parse_html(
     ``page_url`` must be a canonical href. A crawl passes one :class:`JoinCache` for all its
     pages; without one, every link is resolved afresh. ``link_details`` also fills
     :attr:`Extracted.links` (every link with its text, rel and kind, for a page store and the
-    link check), from the same tree; ``extraction`` runs its rules on the tree too."""
+    link check), from the same tree; ``extraction`` runs its rules on the tree too, and
+    ``structured_data`` reads its JSON-LD, Microdata and RDFa items (:mod:`._structured`)."""
     tree = LexborHTMLParser(html)
     head = _Head.read(tree.head)
     base = page_url
@@ -112,6 +115,7 @@ def parse_html(
         "og_title": head.og_title,
         "extracted": {},
         "links": [],
+        "structured_data": [],
     }
     data = Extracted(fields, follow_links, head.robots)
     if link_details:
@@ -123,6 +127,8 @@ def parse_html(
         links += [(url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url]
         links += _resource_links(tree, base, joins)
         fields["links"] = links
+    # Before the word count, which strips scripts (JSON-LD) from the tree.
+    fields["structured_data"] = read_structured_data(tree, base) if structured_data else []
     if extraction:  # before the word count, which strips scripts (JSON-LD) from the tree
         found = extraction.run(tree, html, page_url)
         fields["extracted"], data.unconverted = found.values, found.unconverted

@@ -70,6 +70,7 @@ class Parser:
         backlog: int = 12,
         deadline: float = PARSE_DEADLINE,
         isolated: bool = False,
+        structured_data: bool = False,
     ) -> None:
         self.processes = processes
         self.deadline = deadline  # seconds a child may spend on one page
@@ -80,6 +81,8 @@ class Parser:
         #: starts); with rules, pages are parsed in children only.
         self.extraction = extraction
         self.markdown = markdown
+        #: Fill :attr:`Extracted.structured_data` (``CrawlConfig.structured_data``).
+        self.structured_data = structured_data
         #: Pages a child may have waiting before the event loop parses the next one itself.
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
@@ -144,7 +147,14 @@ class Parser:
         then kills the child and waits for it: cancelled midway, uvloop left the process it
         had started to end after the event loop closed, with a traceback."""
         starting = asyncio.ensure_future(
-            spawn(self.link_details, self.deadline, self.extraction, self._changed, self.markdown)
+            spawn(
+                self.link_details,
+                self.deadline,
+                self.extraction,
+                self._changed,
+                self.markdown,
+                self.structured_data,
+            )
         )
         try:
             return await asyncio.shield(starting)
@@ -243,7 +253,15 @@ class Parser:
                     return data
         # No child ready, or all of them busy: the event loop has spare time, parse here.
         self.parsed_here += 1
-        return parse_or_error(body, charset, url, self.link_details, self.extraction, self.markdown)
+        return parse_or_error(
+            body,
+            charset,
+            url,
+            self.link_details,
+            self.extraction,
+            self.markdown,
+            self.structured_data,
+        )
 
     async def _parse_in_child(
         self, body: bytes, charset: str | None, url: str, kind: str = "html"

@@ -198,6 +198,7 @@ async def spawn(
     extraction: Extraction | None,
     changed: asyncio.Event,
     markdown: Scope | None = None,
+    structured_data: bool = False,
 ) -> ParserProcess:
     jobs_child, jobs_loop = jobs_channel()
     answers_child, answers_loop = answers_channel()
@@ -234,5 +235,5 @@ async def spawn(
     )
     jobs = asyncio.StreamWriter(transport, protocol, None, loop)
     # Read first; the jobs queue behind it.
-    jobs.write(setup_frame(link_details, extraction, markdown))
+    jobs.write(setup_frame(link_details, extraction, markdown, structured_data))
     return ParserProcess(process, jobs, (answers, reading), deadline, changed)

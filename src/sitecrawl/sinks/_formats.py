@@ -64,7 +64,10 @@ def safe_cell(text: str) -> str:
 
 
 def _item(item: object) -> str:
-    """A list item in a CSV cell: a redirect hop ``(url, status)`` reads ``url 301``."""
+    """A list item in a CSV cell: a redirect hop ``(url, status)`` reads ``url 301``, an
+    object (a structured-data item) its JSON."""
+    if isinstance(item, dict):
+        return dumps(item)
     return " ".join(map(str, item)) if isinstance(item, tuple | list) else str(item)
 
 

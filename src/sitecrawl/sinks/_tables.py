@@ -18,12 +18,15 @@ and a URL that redirected to a page crawled at its own URL gives none (that page
     images     one row per ``<img src>``: page_url, src, alt (None when absent)
     issues     one row per finding of the audit: url, check, severity, message, detail
                (not per page: :func:`sitecrawl.report.store_issue_rows` reads them)
+    structured_data  one row per JSON-LD, Microdata or RDFa item (``--structured-data``): url,
+               format, type, properties (JSON), error (JSON-LD that is not JSON)
 
 :func:`sitecrawl.audit.site_rows` turns the same records into the audit's typed rows.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import (
     AsyncIterator,
     Iterator,
@@ -64,11 +67,14 @@ class TableSpec:
         return tuple(name for name, _ in self.columns)
 
 
+_PAGE_HINTS = typing.get_type_hints(Page)
+
+
 def _page_column(name: str) -> ColumnType:
     """A page record's column type, from the page codec's (so from :class:`Page`'s fields)."""
     stored = COLUMN_TYPES[name] if name != "outgoing_links" else "list"
-    if stored == "list":
-        return "strs"
+    if stored == "list":  # of strings, or of objects (structured_data): JSON
+        return "strs" if _PAGE_HINTS[name] == list[str] else "json"
     if stored == "tuples":
         return "hops" if TUPLE_TYPES[name] == (str, int) else "pairs"
     if stored == "object":
@@ -115,7 +121,13 @@ ISSUES = TableSpec(
     "issues",
     (("url", "str"), ("check", "str"), ("severity", "str"), ("message", "str"), ("detail", "json")),
 )
-TABLES: dict[str, TableSpec] = {t.name: t for t in (PAGES, LINKS, REDIRECTS, IMAGES, ISSUES)}
+STRUCTURED_DATA = TableSpec(
+    "structured_data",
+    (("url", "str"), ("format", "str"), ("type", "str"), ("properties", "json"), ("error", "str")),
+)
+TABLES: dict[str, TableSpec] = {
+    t.name: t for t in (PAGES, LINKS, REDIRECTS, IMAGES, ISSUES, STRUCTURED_DATA)
+}
 #: The heading of an extraction rule's column (CSV, Parquet): ``x:NAME``.
 EXTRACT_PREFIX = "x:"
 
@@ -198,6 +210,9 @@ def _rows(
                 "final_url": page.final_url,
                 "final_status": page.status,
             }
+    elif table is STRUCTURED_DATA:
+        for item in page.structured_data:
+            yield {"url": page.url, **{name: item.get(name) for name in STRUCTURED_DATA.names[1:]}}
     elif table is IMAGES:
         for source_url, _, (url, text, _, kind), _ in links_of(page, targets):
             if kind == "img":
