@@ -1,6 +1,6 @@
 """``sitecrawl export STATE.db [--table NAME] -o FILE``: write one table of a state file out
-(pages, links, redirects, images, issues, chunks, structured_data) (.csv, .jsonl, .json, .parquet); the pages' content too
-(``-o DIR/``, ``llms.txt``, ``llms-full.txt``)."""
+(pages, links, redirects, images, issues, chunks, structured_data; as .csv, .jsonl, .json,
+.parquet); the pages' content too (``-o DIR/``, ``llms.txt``, ``llms-full.txt``)."""
 
 from __future__ import annotations
 
