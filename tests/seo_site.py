@@ -47,6 +47,11 @@ PLANTED: dict[str, str] = {
     "sitemap.blocked": "/blocked/page",
     "sitemap.missing": "/t/unlisted",
     "sitemap.orphan": "/sm/orphan",
+    "structured_data.invalid_json": "/sd/bad",
+    "structured_data.unknown_type": "/sd/bad",
+    "structured_data.unknown_property": "/sd/bad",
+    "structured_data.missing_required": "/sd/bad",
+    "structured_data.missing_recommended": "/sd/bad",
 }
 
 #: Pages listed in the sitemap.
@@ -74,6 +79,7 @@ LISTED = (
     "/sm/canon",
     "/sm/orphan",
     "/blocked/page",
+    "/sd/bad",
 )
 #: Where the home page links (the others: from /hl/bad), each once.
 LINKED = (
@@ -91,6 +97,19 @@ LINKED = (
     "/missing",
     "/moved1",
     "/moved2",
+    "/sd/bad",
+)
+#: JSON-LD with one of each structured-data finding (crawled with --structured-data): not
+#: JSON, a type schema.org lacks, a misspelt property, a Review without the itemReviewed
+#: Google requires, an Offer without the url it recommends.
+STRUCTURED = (
+    '{"@context": "https://schema.org", "@type": "Product", "name": ',
+    '{"@context": "https://schema.org", "@type": "Gizmo", "name": "g"}',
+    '{"@context": "https://schema.org", "@type": "Person", "name": "n", "nmae": "x"}',
+    '{"@context": "https://schema.org", "@type": "Review", "author": {"@type": "Person",'
+    ' "name": "A"}, "reviewRating": {"@type": "Rating", "ratingValue": "4"}}',
+    '{"@context": "https://schema.org", "@type": "Offer", "price": "1", "priceCurrency": "EUR",'
+    ' "availability": "a", "priceValidUntil": "p", "itemCondition": "c"}',
 )
 SLOW_SECONDS = 1.05  # the audit's slow threshold is 1,000 ms
 
@@ -213,6 +232,10 @@ def seo_app() -> web.Application:
     async def png(request: web.Request) -> web.Response:
         return web.Response(body=b"\x89PNG\r\n\x1a\n", content_type="image/png")
 
+    async def structured(request: web.Request) -> web.Response:
+        scripts = "".join(f'<script type="application/ld+json">{j}</script>' for j in STRUCTURED)
+        return _page("Structured", head=scripts)
+
     app = web.Application()
     routes = [
         ("/", home),
@@ -235,6 +258,7 @@ def seo_app() -> web.Application:
         ("/robots.txt", robots),
         ("/sitemap.xml", sitemap),
         ("/pic.png", png),
+        ("/sd/bad", structured),
     ]
     for path, handler in routes:
         app.router.add_get(path, handler)

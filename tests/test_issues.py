@@ -63,7 +63,8 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 def seo(serve: ServeFn) -> ServerThread:
     """The SEO site crawled into s.db."""
     site = serve(seo_app())
-    assert main(["crawl", site.url, "--state", "s.db", "-q", "--retries", "0"]) == 0
+    argv = ["crawl", site.url, "--state", "s.db", "-q", "--retries", "0", "--structured-data"]
+    assert main(argv) == 0
     return site
 
 

@@ -61,6 +61,13 @@ CHECKS: dict[str, Check] = {
         Check("sitemap.blocked", "error", "robots.txt disallows a sitemap URL"),
         Check("sitemap.missing", "warning", "an indexable page is in no sitemap"),
         Check("sitemap.orphan", "warning", "a sitemap URL no crawled page links to"),
+        Check("structured_data.invalid_json", "error", "a JSON-LD block is not JSON"),
+        Check("structured_data.unknown_type", "error", "a type schema.org does not have"),
+        Check("structured_data.unknown_property", "warning", "a property the item's types lack"),
+        Check("structured_data.missing_required", "error", "a rich result's required property"),
+        Check(
+            "structured_data.missing_recommended", "warning", "a rich result's recommended property"
+        ),
     )
 }
 

@@ -22,6 +22,7 @@ from ._findings import DEFAULT_SLOW_MS, TEXT_FIELDS, Audit, audit
 from ._hreflang import canonical_elsewhere, documents, hreflang_findings, own_url
 from ._rows import ImageRow, LinkRow
 from ._sitemapaudit import sitemap_findings
+from ._structured import structured_data_issues
 
 #: How many referring pages a link finding's detail names (``pages`` counts them all).
 REFERRERS_KEPT = 10
@@ -58,7 +59,9 @@ def issue_rows(
     ``extra``: findings of other analyses of the crawl, ``(check, url, message, detail)``
     (each check listed in :data:`CHECKS` and docs/checks.md)."""
     order = {name: i for i, name in enumerate(CHECKS)}
-    rows = [_row(finding) for finding in (*_findings(found, pages), *extra)]
+    # The structured data's findings too (pages crawled with --structured-data; else none).
+    marked = ((i.check, i.url, i.message, i.detail) for i in structured_data_issues(pages))
+    rows = [_row(finding) for finding in (*_findings(found, pages), *marked, *extra)]
     rows.sort(key=lambda r: (SEVERITIES.index(r.severity), order[r.check], r.url))
     return iter(rows)
 
