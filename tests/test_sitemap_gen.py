@@ -44,6 +44,7 @@ LISTABLE = {
     "/t/img",
     "/t/unlisted",
     "/sm/orphan",
+    "/sd/bad",
 }
 
 
@@ -69,7 +70,7 @@ def test_the_sitemap_of_a_crawl(serve: ServeFn, capsys: pytest.CaptureFixture[st
     site = serve(seo_app())
     assert main(["crawl", site.url, "--state", "s.db", "-q", "--retries", "0"]) == 0
     assert main(["sitemap", "s.db", "-o", "sitemap.xml"]) == 0
-    assert "17 URLs from s.db: sitemap: sitemap.xml" in capsys.readouterr().err
+    assert "18 URLs from s.db: sitemap: sitemap.xml" in capsys.readouterr().err
     URLSET.validate("sitemap.xml")
     found = entries("sitemap.xml")
     assert {url.removeprefix(site.url) for url, _ in found} == LISTABLE
