@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet
 import pytest
 import redis
 
@@ -174,9 +175,8 @@ def test_sqlite_keeps_it_compressed_export_writes_it_csv_when_asked(
         rows = {row["page_url"]: row for row in csv.DictReader(file)}
     assert rows[post]["markdown"] == text
 
-    parquet = pytest.importorskip("pyarrow.parquet")
     assert main([*argv, "-o", str(tmp_path / "pages.parquet")]) == 0
-    table = parquet.read_table(tmp_path / "pages.parquet").to_pylist()
+    table = pyarrow.parquet.read_table(tmp_path / "pages.parquet").to_pylist()
     assert {row["url"]: row for row in table}[post]["markdown"] == text
 
 

@@ -41,7 +41,7 @@ from ._store import CrawlRecords
 
 if TYPE_CHECKING:
     from .._config import CrawlConfig
-    from .._models import CrawlStats, Page
+    from .._models import CrawlStats
     from ..frontier import SqliteFrontier
     from ..sinks import Sink
 
@@ -286,15 +286,14 @@ async def _crawl(
     from .._progress import summary
     from ..sinks import archived_hook, recorder_of
 
-    recorder = recorder_of(sinks)  # with web archives: every request and response
     crawler = AsyncCrawler(
         config.base_url,
         config=config,
         frontier=state,
         keep_pages=False,
         # a page a state file marks done is in the archives first
-        on_page=archived_hook(sinks, _kept, durable=state is not None) if recorder else None,
-        recorder=recorder,
+        on_page=archived_hook(sinks, durable=state is not None),
+        recorder=recorder_of(sinks),  # with web archives: every request and response
     )
     interrupted = True
     start_failure = None
@@ -372,7 +371,3 @@ def _ended(crawl: dict[str, Any]) -> str:
     if not when:
         return f"crawl {crawl['id']} was not finished"
     return f"crawl {crawl['id']} finished {str(when)[:16].replace('T', ' ')} UTC"
-
-
-def _kept(page: Page) -> None:
-    """Nothing more to do with a page once it is archived (the sinks have it already)."""

@@ -39,30 +39,18 @@ def check_outputs(
     outputs are accepted (a crawl's)."""
     from .._exceptions import ConfigError
     from ..sinks import check_outputs as check_tables
-    from ..sinks import check_sinks, is_archive
+    from ..sinks import check_sinks, is_archive, is_page_output
 
-    rest = [path for path in paths if not (archives and is_archive(path))]
+    def known(path: str) -> bool:
+        return (pages and is_page_output(path)) or (archives and is_archive(path))
+
     try:
         if crawl:
-            check_sinks(rest)
+            check_sinks(paths, known)
         else:
-            check_tables(rest, page_outputs=pages)
+            check_tables(paths, known=known)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    if archives:
-        check_archives([path for path in paths if is_archive(path)])
-
-
-def check_archives(paths: Sequence[str]) -> None:
-    """Each archive once (its segments are its own)."""
-    import os
-
-    seen = set()
-    for path in paths:
-        same = os.path.realpath(path)
-        if same in seen:
-            raise UsageError(f"output {path!r} is given twice")
-        seen.add(same)
 
 
 def markdown_for_outputs(config: CrawlConfig, paths: Sequence[str]) -> CrawlConfig:

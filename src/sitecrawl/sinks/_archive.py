@@ -4,7 +4,7 @@ sink carries a ``recorder`` for the crawler (:data:`~sitecrawl.fetch.Recorder`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base import Sink
@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from .._models import Page
     from ..fetch import Exchange, Recorder
 
-#: Exchanges an archive may have queued, not yet written, before a crawl waits for it.
-MAX_BACKLOG = 64
 #: Exchanges an archive may have queued, not yet written, before a crawl waits for it.
 MAX_BACKLOG = 64
 #: The archive formats, by extension.
@@ -53,21 +51,19 @@ def recorder_of(sinks: Iterable[Sink]) -> Recorder | None:
 
 
 def archived_hook(
-    sinks: Sequence[Sink], on_page: Callable[[Page], None], *, durable: bool
-) -> Callable[[Page], Any]:
-    """``on_page`` as a crawl's hook: with archive sinks, an ``async def`` that first waits
-    until every exchange so far is written (:meth:`~._warc.WarcArchive.synced`), so that a
-    page a ``durable`` frontier marks done is in the archive (a crawl in memory waits only
-    when more than :data:`MAX_BACKLOG` exchanges are queued: memory stays bounded); without
-    archive sinks, ``on_page`` itself."""
+    sinks: Sequence[Sink], *, durable: bool
+) -> Callable[[Page], Awaitable[None]] | None:
+    """A crawl's ``on_page`` hook with archive sinks (None without): it waits until every
+    exchange so far is written (:meth:`~._warc.WarcArchive.synced`), so that a page a
+    ``durable`` frontier marks done is in the archive (a crawl in memory waits only when
+    more than :data:`MAX_BACKLOG` exchanges are queued: memory stays bounded)."""
     archives = [sink.archive for sink in sinks if isinstance(sink, ArchiveSink)]
     if not archives:
-        return on_page
+        return None
 
     async def archived(page: Page) -> None:
         for archive in archives:
             if durable or archive.backlog > MAX_BACKLOG:
                 await archive.synced()
-        on_page(page)
 
     return archived

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .._models import Page
 from ._base import Sink
 from ._formats import FORMATS, RowWriter, check_outputs, format_of, open_writer
-from ._page_outputs import is_markdown_dir, llms_kind
+from ._page_outputs import is_markdown_dir, is_page_output, llms_kind
 from ._tables import pages_table
 
 if TYPE_CHECKING:
@@ -80,10 +80,11 @@ SinkFactory = Callable[..., Sink]
 SINKS: dict[str, SinkFactory] = dict.fromkeys(FORMATS, FileSink)
 
 
-def check_sinks(paths: Sequence[str]) -> None:
+def check_sinks(paths: Sequence[str], known: Callable[[str], bool] = is_page_output) -> None:
     """Refuse, before anything is written, an output of no sink's suffix or one given twice
-    (:class:`ConfigError`)."""
-    check_outputs(paths, SINKS, page_outputs=True)
+    (:class:`ConfigError`); ``known``: the outputs known by name (the pages' content by
+    default; see :func:`~._formats.check_outputs`)."""
+    check_outputs(paths, SINKS, known=known)
 
 
 def sink_for(

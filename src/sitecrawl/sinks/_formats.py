@@ -30,7 +30,6 @@ from .._exceptions import ConfigError
 from .._json import dump_line, dumps
 from .._models import COURSE_COLUMNS as PAGE_COURSE_COLUMNS
 from ._atomic import Replacement, located
-from ._page_outputs import is_page_output
 from ._tables import EXTRACT_PREFIX, PAGES, ColumnType, Row, TableSpec, cell
 
 #: The course's report columns (heading -> field: the record's fields marked ``course``), then
@@ -403,15 +402,19 @@ def format_of(path: str, formats: Iterable[str] = FORMATS) -> str:
 
 
 def check_outputs(
-    paths: Sequence[str], formats: Iterable[str] = FORMATS, *, page_outputs: bool = False
+    paths: Sequence[str],
+    formats: Iterable[str] = FORMATS,
+    *,
+    known: Callable[[str], bool] | None = None,
 ) -> None:
     """Refuse, before anything is written: an unknown format (not among ``formats``), or one
     output named twice (``-o - -o -`` would print every record twice). :class:`ConfigError`.
-    ``page_outputs``: a folder (``DIR/``), ``llms.txt`` and ``llms-full.txt`` are known too
-    (:mod:`._page_outputs`)."""
+    ``known``: the outputs known by their name rather than a format (a folder ``DIR/``,
+    ``llms.txt``: :func:`~._page_outputs.is_page_output`; a web archive), whose format is
+    not checked (but whether they are named twice is)."""
     seen: set[str] = set()
     for path in paths:
-        if not (page_outputs and is_page_output(path)):
+        if known is None or not known(path):
             format_of(path, formats)
         same = path if path == "-" else os.path.realpath(path)
         if same in seen:
