@@ -9,6 +9,7 @@ from ._checks import CHECKS as CHECKS
 from ._checks import SEVERITIES as SEVERITIES
 from ._checks import Check as Check
 from ._checks import Finding as Finding
+from ._checks import IssueRow as IssueRow
 from ._checks import Severity as Severity
 from ._checks import check_names as check_names
 from ._findings import DEFAULT_SLOW_LIMIT as DEFAULT_SLOW_LIMIT
@@ -23,7 +24,6 @@ from ._findings import page_key as page_key
 from ._hreflang import code_problem as code_problem
 from ._inlinks import Inlinks as Inlinks
 from ._inlinks import fill_inlinks as fill_inlinks
-from ._issues import IssueRow as IssueRow
 from ._issues import crawl_issues as crawl_issues
 from ._issues import failing as failing
 from ._issues import issue_counts as issue_counts

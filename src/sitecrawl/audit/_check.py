@@ -24,8 +24,8 @@ from typing import TypeAlias
 from .._exceptions import RedirectOutOfScope
 from .._models import Page
 from .._terminal import printable
+from ._checks import IssueRow
 from ._findings import BrokenLink, RedirectChain, Referrer, is_broken, page_key
-from ._issues import IssueRow
 from ._linkcheck import TargetStatus
 from ._site import InternalTest
 from ._targets import tally_targets

@@ -6,7 +6,7 @@ means and how to fix it is the one table in ``docs/checks.md``, which a test hol
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 Severity: TypeAlias = Literal["error", "warning", "notice"]
@@ -91,6 +91,27 @@ def check_names(text: str) -> tuple[str, ...]:
     if not names:
         raise ValueError("no check named")
     return tuple(names)
+
+
+@dataclass(frozen=True, slots=True)
+class IssueRow:
+    """One finding: the page (or link target) ``url``, the ``check`` that found it, its
+    ``severity``, a ``message`` for people and a ``detail`` object for code."""
+
+    url: str
+    check: str
+    severity: Severity
+    message: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "check": self.check,
+            "severity": self.severity,
+            "message": self.message,
+            "detail": self.detail,
+        }
 
 
 def severity_at_least(severity: str, floor: Severity) -> bool:

@@ -13,11 +13,9 @@ on the crawl's path.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from .._models import Page
-from ._checks import CHECKS, SEVERITIES, Finding, Severity, severity_at_least
+from ._checks import CHECKS, SEVERITIES, Finding, IssueRow, Severity, severity_at_least
 from ._findings import DEFAULT_SLOW_MS, TEXT_FIELDS, Audit, audit
 from ._hreflang import canonical_elsewhere, documents, hreflang_findings, own_url
 from ._rows import ImageRow, LinkRow
@@ -30,27 +28,6 @@ REFERRERS_KEPT = 10
 _LABELS = {"title": "title", "h1": "h1", "meta_description": "meta description"}
 
 
-@dataclass(frozen=True, slots=True)
-class IssueRow:
-    """One finding: the page (or link target) ``url``, the ``check`` that found it, its
-    ``severity``, a ``message`` for people and a ``detail`` object for code."""
-
-    url: str
-    check: str
-    severity: Severity
-    message: str
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "check": self.check,
-            "severity": self.severity,
-            "message": self.message,
-            "detail": self.detail,
-        }
-
-
 def issue_rows(
     found: Audit, pages: Sequence[Page], extra: Iterable[Finding] = ()
 ) -> Iterator[IssueRow]:
@@ -59,9 +36,8 @@ def issue_rows(
     ``extra``: findings of other analyses of the crawl, ``(check, url, message, detail)``
     (each check listed in :data:`CHECKS` and docs/checks.md)."""
     order = {name: i for i, name in enumerate(CHECKS)}
-    # The structured data's findings too (pages crawled with --structured-data; else none).
-    marked = ((i.check, i.url, i.message, i.detail) for i in structured_data_issues(pages))
-    rows = [_row(finding) for finding in (*_findings(found, pages), *marked, *extra)]
+    rows = [_row(finding) for finding in (*_findings(found, pages), *extra)]
+    rows += structured_data_issues(pages)  # pages crawled with --structured-data; else none
     rows.sort(key=lambda r: (SEVERITIES.index(r.severity), order[r.check], r.url))
     return iter(rows)
 

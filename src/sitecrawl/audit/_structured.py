@@ -1,7 +1,7 @@
 """The structured-data checks: findings from the pages' ``structured_data`` items. Pure, no I/O
 (the vocabulary is a file shipped with the package, read once).
 
-Each finding is an :class:`Issue` row of the issues table (``url, check, severity, message,
+Each finding is an :class:`~._checks.IssueRow` of the issues table (``url, check, severity, message,
 detail``), one per page and distinct finding (``detail["count"]``: how many items had it):
 
 =====================================  ========  ==============================================
@@ -34,26 +34,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..parse import schema_org_context, short_type, type_names
+from ._checks import CHECKS, IssueRow
 
 #: Items nested deeper than this are not looked into (real markup is a few levels deep).
 MAX_DEPTH = 32
 
 
-#: ``add(check, severity, message, detail)``: one finding of a page.
-_Add = Callable[[str, str, str, dict[str, Any]], None]
-
-
-class Issue(NamedTuple):
-    """One row of the issues table. ``detail`` is JSON-able."""
-
-    url: str
-    check: str
-    severity: str
-    message: str
-    detail: dict[str, Any]
+#: ``add(check, message, detail)``: one finding of a page (its severity: the check's).
+_Add = Callable[[str, str, dict[str, Any]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +202,7 @@ def schema_org_vocabulary() -> Vocabulary:
     return Vocabulary(data["version"], data["source"], types)
 
 
-def structured_data_issues(rows: Iterable[Any]) -> Iterator[Issue]:
+def structured_data_issues(rows: Iterable[Any]) -> Iterator[IssueRow]:
     """The findings of pages' structured data: ``rows`` are page records (a
     :class:`~sitecrawl.Page` or a mapping, with ``url`` and ``structured_data``); valid
     markup gives none."""
@@ -224,22 +215,22 @@ def structured_data_issues(rows: Iterable[Any]) -> Iterator[Issue]:
             yield from page_issues(str(url), items)
 
 
-def page_issues(url: str, items: Iterable[Mapping[str, Any]]) -> list[Issue]:
+def page_issues(url: str, items: Iterable[Mapping[str, Any]]) -> list[IssueRow]:
     """The findings of one page's items, each distinct one once (with its count)."""
-    found: dict[tuple[str, str], Issue] = {}
+    found: dict[tuple[str, str], IssueRow] = {}
 
-    def add(check: str, severity: str, message: str, detail: dict[str, Any]) -> None:
+    def add(check: str, message: str, detail: dict[str, Any]) -> None:
         if (key := (check, message)) in found:
             found[key].detail["count"] += 1
         else:
-            found[key] = Issue(url, check, severity, message, {**detail, "count": 1})
+            severity = CHECKS[check].severity
+            found[key] = IssueRow(url, check, severity, message, {**detail, "count": 1})
 
     for item in items:
         kind = item.get("format")
         if item.get("error") is not None:
             add(
                 "structured_data.invalid_json",
-                "error",
                 f"JSON-LD block is not valid JSON: {item['error']}",
                 {"format": kind, "error": item["error"]},
             )
@@ -272,7 +263,6 @@ def _check_node(
     for name in unknown:
         add(
             "structured_data.unknown_type",
-            "error",
             f"{name} is not a schema.org type",
             {**detail, "type": name},
         )
@@ -282,7 +272,6 @@ def _check_node(
             if _is_schema_name(name) and name not in allowed:
                 add(
                     "structured_data.unknown_property",
-                    "warning",
                     f"{name} is not a schema.org property of {' '.join(schema_types)}",
                     {**detail, "property": name},
                 )
@@ -315,7 +304,6 @@ def _check_rule(
             names = " or ".join(options)
             add(
                 "structured_data.missing_required",
-                "error",
                 f"{name} is missing {names}, which Google requires for {rule_type} rich results",
                 {**detail, "property": names, "rule": rule_type},
             )
@@ -323,7 +311,6 @@ def _check_rule(
         if not _present(properties.get(option)):
             add(
                 "structured_data.missing_recommended",
-                "warning",
                 f"{name} is missing {option}, which Google recommends for {rule_type} rich results",
                 {**detail, "property": option, "rule": rule_type},
             )
