@@ -1,8 +1,8 @@
 """The structured-data checks: findings from the pages' ``structured_data`` items. Pure, no I/O
 (the vocabulary is a file shipped with the package, read once).
 
-Each finding is an :class:`~._checks.IssueRow` of the issues table (``url, check, severity, message,
-detail``), one per page and distinct finding (``detail["count"]``: how many items had it):
+Each finding is an :class:`~._checks.IssueRow` of the issues table (``url, check, severity,
+message, detail``), one per page and distinct finding (``detail["count"]``: how many items had it):
 
 =====================================  ========  ==============================================
 check                                  severity  when
