@@ -90,21 +90,21 @@ def open_sinks(
     of a ``DIR/``). ``archive``: the options of the WARC and WACZ outputs
     (:func:`sitecrawl.sinks.archive_sink`); without it, those are refused."""
     from .._exceptions import ConfigError
-    from ..sinks import archive_sink, is_archive, sink_for
+    from ..sinks import sink_for
 
     check_outputs(paths, crawl=True, archives=archive is not None)
     sinks: list[Sink] = []
     try:
         for path in paths:
             try:
-                if archive is not None and is_archive(path):
-                    sinks.append(archive_sink(path, **archive))
-                else:
-                    sinks.append(
-                        sink_for(
-                            path, extract=extract, csv_markdown=csv_markdown, base_url=base_url
-                        )
-                    )
+                sink = sink_for(
+                    path,
+                    extract=extract,
+                    csv_markdown=csv_markdown,
+                    base_url=base_url,
+                    archive=archive,
+                )
+                sinks.append(sink)
             except (ConfigError, OSError) as exc:
                 raise UsageError(f"cannot write output: {_reason(exc)} ({path})") from None
         yield list(sinks)

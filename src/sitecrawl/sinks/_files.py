@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._models import Page
 from ._base import Sink
@@ -93,13 +93,15 @@ def sink_for(
     extract: Sequence[Rule] = (),
     csv_markdown: bool = False,
     base_url: str | None = None,
+    archive: Mapping[str, Any] | None = None,
 ) -> Sink:
     """The sink that a path names: a path ending in ``/``, ``llms.txt`` and ``llms-full.txt``
-    are the pages' content (:mod:`._page_outputs`; ``base_url``: the crawl's start URL), any
-    other path the sink of its suffix (:data:`SINKS`); ``-`` streams JSON Lines to stdout.
-    With custom extraction rules, CSV and Parquet get one column per rule (``x:NAME``); CSV
-    has the ``markdown`` column only with ``csv_markdown``. :class:`ConfigError` for an
-    unknown suffix."""
+    are the pages' content (:mod:`._page_outputs`; ``base_url``: the crawl's start URL), a
+    ``.warc.gz``, ``.warc`` or ``.wacz`` a web archive when ``archive`` gives its options
+    (:func:`~._archive.archive_sink`), any other path the sink of its suffix (:data:`SINKS`);
+    ``-`` streams JSON Lines to stdout. With custom extraction rules, CSV and Parquet get one
+    column per rule (``x:NAME``); CSV has the ``markdown`` column only with ``csv_markdown``.
+    :class:`ConfigError` for an unknown suffix."""
     if is_markdown_dir(path):
         from ._markdown_files import MarkdownFiles
 
@@ -108,4 +110,9 @@ def sink_for(
         from ._llms import LlmsFile
 
         return LlmsFile(path, base_url=base_url)
+    if archive is not None:
+        from ._archive import archive_sink, is_archive
+
+        if is_archive(path):
+            return archive_sink(path, **archive)
     return SINKS[format_of(path, SINKS)](path, extract=extract, csv_markdown=csv_markdown)
