@@ -33,7 +33,7 @@ from .._exceptions import (
 from .._log import logger
 from .._models import Page, Request, body_hash
 from .._urls import split_host
-from ..parse import Extracted, PdfText, pdf_available
+from ..parse import Extracted, pdf_available
 from ..throttle import Throttle, parse_retry_after
 from ._fetcher import Fetcher, FollowPolicy, GetOptions, Response
 from ._gate import RobotsGate
@@ -42,6 +42,7 @@ from ._robots import page_directives, product_token
 
 if TYPE_CHECKING:
     from ..control import CrawlScope
+    from ..parse import PdfText
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Methods a failed request is retried with: repeating one changes nothing more than once
@@ -51,7 +52,7 @@ _RETRY_ERRORS = (FetchTimeout, ConnectError, ProtocolError)
 #: ``(body, charset, url) -> Extracted``: decoding and parsing, wherever they run.
 ParseFn = Callable[[bytes, "str | None", str], Awaitable[Extracted]]
 #: ``(body, url) -> PdfText``: reading a PDF, wherever it runs.
-PdfFn = Callable[[bytes, str], Awaitable[PdfText]]
+PdfFn = Callable[[bytes, str], Awaitable["PdfText"]]
 #: Said once in the crawl's notes when a PDF is met and the ``pdf`` extra is missing.
 PDF_UNREAD = "PDFs recorded unread: pip install 'sitecrawl[pdf]' to read them"
 #: ``url -> None``, awaited before a hop is requested; raises :class:`FetchError` to refuse it.

@@ -12,8 +12,8 @@ from ._extraction import convert as convert
 from ._extraction import load_rules_file as load_rules_file
 from ._extraction import parse_specs as parse_specs
 from ._extraction import stored_rules as stored_rules
+from ._extras import pdf_available as pdf_available
 from ._pdf import PdfText as PdfText
-from ._pdf import pdf_available as pdf_available
 from ._pdf import read_pdf as read_pdf
 from ._pool import Parser as Parser
 from ._structured import schema_org_context as schema_org_context

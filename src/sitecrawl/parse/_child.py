@@ -34,7 +34,7 @@ import os
 import struct
 import sys
 from dataclasses import asdict
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .._exceptions import MissingExtra, ParseError, PdfBroken
 from .._urls import JoinCache
@@ -43,7 +43,9 @@ from ._decode import decode_html
 from ._extract import Extracted, parse_html
 from ._extraction import Extraction, Rule
 from ._markup import markup_reason
-from ._pdf import PdfText, read_pdf
+
+if TYPE_CHECKING:
+    from ._pdf import PdfText
 
 LENGTH = struct.Struct("!I")
 #: A job's header: the sizes of its marshalled ``(charset, url, kind)`` and of its body.
@@ -108,6 +110,8 @@ def parse_or_error(
 def read_pdf_or_error(body: bytes, url: str) -> PdfText:
     """:func:`~._pdf.read_pdf`, with whatever else PDFium raises turned into
     :class:`PdfBroken`, and a missing extra into :class:`ParseError`."""
+    from ._pdf import read_pdf  # (ctypes and PDFium: only in a child that reads PDFs)
+
     try:
         return read_pdf(body, url)
     except ParseError:
@@ -186,17 +190,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
                 data = parse_or_error(
                     body, charset, url, link_details, extraction, markdown, structured_data
                 )
-                # Shallow on purpose: dataclasses.astuple deep-copies every list and dict,
-                # which cost more than the parse itself.
-                answer = marshal.dumps(
-                    (
-                        data.fields,
-                        data.follow_links,
-                        data.robots_meta,
-                        data.unconverted,
-                        data.markdown_error,
-                    )
-                )
+                answer = marshal.dumps(data.wire())
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc), exc.kind])
         _write(stdout, answer)

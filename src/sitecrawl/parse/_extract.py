@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .._models import Link
+from .._models import PARSED_FIELDS, Link
 from .._urls import JoinCache, join
-from ._structured import structured_data as read_structured_data
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
@@ -24,13 +23,16 @@ if TYPE_CHECKING:
     from ._extraction import Extraction
 
 
+_PARSED = frozenset(PARSED_FIELDS)
+
+
 @dataclass(slots=True)
 class Extracted:
     """Everything read from one HTML document: ``fields``, the record's fields the parser
     fills by name (the :class:`~sitecrawl.Page` subset marked ``parsed``:
     :data:`~sitecrawl._models.PARSED_FIELDS`; each also reads as an attribute,
     ``data.title``), and what only steers the crawl. It crosses the parser processes'
-    ``marshal`` pipe as the tuple of its five attributes."""
+    ``marshal`` pipe as :meth:`wire` makes it."""
 
     fields: dict[str, Any]
     #: ``outgoing_links`` minus those only ever linked with ``rel="nofollow"``.
@@ -43,6 +45,36 @@ class Extracted:
     #: (``CrawlConfig.markdown``; made, it is ``fields["markdown"]``): the record keeps the
     #: other fields, with a ``parse`` error.
     markdown_error: str | None = None
+
+    def wire(self) -> tuple[Any, ...]:
+        """What crosses the parser processes' ``marshal`` pipe (:meth:`from_wire` reads it):
+        the values of the fields in :data:`~sitecrawl._models.PARSED_FIELDS` order without
+        their names (unmarshalling fifteen names again for every page was a fifth of the
+        event loop's cost of an answer), any other field by name (``markdown``), then the
+        other attributes. Shallow on purpose: ``dataclasses.astuple`` deep-copies every list
+        and dict, which cost more than the parse itself."""
+        fields = self.fields
+        values = tuple([fields[name] for name in PARSED_FIELDS])
+        more = {}
+        if len(fields) > len(_PARSED):  # (rarely: the child's Markdown)
+            more = {k: v for k, v in fields.items() if k not in _PARSED}
+        return (
+            values,
+            more,
+            self.follow_links,
+            self.robots_meta,
+            self.unconverted,
+            self.markdown_error,
+        )
+
+    @classmethod
+    def from_wire(cls, answer: tuple[Any, ...]) -> Extracted:
+        """The :class:`Extracted` that :meth:`wire` made ``answer`` of."""
+        values, more, *rest = answer
+        fields = dict(zip(PARSED_FIELDS, values, strict=True))
+        if more:
+            fields.update(more)
+        return cls(fields, *rest)
 
     def __getattr__(self, name: str) -> Any:
         """A record field the parser filled, by name: ``data.title`` is
@@ -128,7 +160,10 @@ def parse_html(
         links += _resource_links(tree, base, joins)
         fields["links"] = links
     # Before the word count, which strips scripts (JSON-LD) from the tree.
-    fields["structured_data"] = read_structured_data(tree, base) if structured_data else []
+    if structured_data:  # (its module, ~55 M instructions to import, only when asked for)
+        from ._structured import structured_data as read_structured_data
+
+        fields["structured_data"] = read_structured_data(tree, base)
     if extraction:  # before the word count, which strips scripts (JSON-LD) from the tree
         found = extraction.run(tree, html, page_url)
         fields["extracted"], data.unconverted = found.values, found.unconverted

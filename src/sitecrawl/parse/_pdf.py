@@ -66,13 +66,6 @@ def pdfium() -> Any:
     return pypdfium2
 
 
-def pdf_available() -> bool:
-    """True when the ``pdf`` extra is installed (imports nothing)."""
-    import importlib.util
-
-    return importlib.util.find_spec("pypdfium2") is not None
-
-
 def read_pdf(body: bytes, url: str) -> PdfText:
     """The fields of the PDF ``body`` fetched from ``url``. Raises :class:`PdfEncrypted` for
     a PDF that needs a password to be read (one with only an owner password reads as any

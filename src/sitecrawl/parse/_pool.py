@@ -38,14 +38,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from .._exceptions import ParseError
 from ._child import parse_or_error
 from ._content import Scope, require_markdown
 from ._extract import Extracted
 from ._extraction import Extraction
-from ._pdf import PdfText
 from ._process import ChildGone, ParserProcess, spawn
+
+if TYPE_CHECKING:
+    from ._pdf import PdfText
 
 #: Seconds a parser process may spend on one page before it is killed and replaced.
 PARSE_DEADLINE = 10.0
@@ -226,7 +229,7 @@ class Parser:
             if self.stopping:
                 self._pdfs.stop()
         data = await self._pdfs._parse_in_child(body, None, url, "pdf")
-        assert isinstance(data, PdfText)
+        assert not isinstance(data, Extracted)
         return data
 
     async def parse(self, body: bytes, charset: str | None, url: str) -> Extracted:

@@ -10,6 +10,7 @@ import marshal
 import os
 import sys
 from collections import deque
+from typing import TYPE_CHECKING
 
 from .._exceptions import ParseError, PdfBroken, PdfEncrypted
 from ._channels import answers_channel, jobs_channel
@@ -17,7 +18,9 @@ from ._child import LENGTH, job_frame, setup_frame
 from ._content import Scope
 from ._extract import Extracted
 from ._extraction import Extraction
-from ._pdf import PdfText
+
+if TYPE_CHECKING:
+    from ._pdf import PdfText
 
 #: The errors a child answers with, by kind (any other kind is a :class:`ParseError`).
 _ERRORS: dict[str, type[ParseError]] = {cls.kind: cls for cls in (PdfBroken, PdfEncrypted)}
@@ -146,8 +149,10 @@ class ParserProcess:
                 if future.done():
                     continue
                 if isinstance(answer, tuple):
-                    future.set_result(Extracted(*answer))
+                    future.set_result(Extracted.from_wire(answer))
                 elif isinstance(answer, dict):  # a PDF read
+                    from ._pdf import PdfText  # (ctypes: imported with the first PDF)
+
                     future.set_result(PdfText(**answer))
                 else:  # the child could not parse this page: (url, message, kind)
                     error = _ERRORS.get(answer[2], ParseError)
