@@ -206,7 +206,7 @@ async def _parquet(rows: AsyncIterator[dict[str, Any]], table: TableSpec) -> Asy
 
     with tempfile.TemporaryDirectory(prefix="sitecrawl-serve-") as where:
         path = os.path.join(where, "table.parquet")
-        writer = open_writer(path, table, format="parquet")
+        writer = open_writer(path, table)
         try:
             async for row in rows:
                 writer.write(row)
