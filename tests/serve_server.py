@@ -101,7 +101,8 @@ class Server:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return Answer(response.status, response.read(), dict(response.headers))
         except urllib.error.HTTPError as exc:
-            return Answer(exc.code, exc.read(), dict(exc.headers))
+            with exc:
+                return Answer(exc.code, exc.read(), dict(exc.headers))
 
     def get(self, path: str, **kwargs: Any) -> Answer:
         return self.request("GET", path, **kwargs)

@@ -174,7 +174,7 @@ async def _stream_table(manager: CrawlManager, request: Request, name: str) -> R
     if form == "jsonl":
         return StreamingResponse(_jsonl(rows(), names), media_type=FORMATS[form], headers=headers)
     if form == "csv":
-        return StreamingResponse(_csv(rows(), table), media_type=FORMATS[form], headers=headers)
+        return StreamingResponse(_csv(rows(), table, names), media_type=FORMATS[form], headers=headers)
     return StreamingResponse(_parquet(rows(), table), media_type=FORMATS[form], headers=headers)
 
 
@@ -185,14 +185,20 @@ async def _jsonl(
         yield dump_line(row if names is None else {key: _cell(row, key) for key in names})
 
 
-async def _csv(rows: AsyncIterator[dict[str, Any]], table: TableSpec) -> AsyncIterator[str]:
-    from ..sinks import csv_columns, csv_row
+async def _csv(
+    rows: AsyncIterator[dict[str, Any]], table: TableSpec, names: tuple[str, ...] | None
+) -> AsyncIterator[str]:
+    """The table's CSV as ``sitecrawl export`` writes it; with ``names``, those columns."""
+    from ..sinks import csv_cell, csv_columns, csv_row
 
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow([heading for heading, _ in csv_columns(table)])
+    writer.writerow(list(names) if names else [heading for heading, _ in csv_columns(table)])
     async for row in rows:
-        writer.writerow(csv_row(row, table))
+        if names:
+            writer.writerow([csv_cell(_cell(row, name)) for name in names])
+        else:
+            writer.writerow(csv_row(row, table))
         if out.tell() > 65536:
             yield out.getvalue()
             out.seek(0)

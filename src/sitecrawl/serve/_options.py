@@ -24,7 +24,7 @@ from typing import Any
 
 from .._config import CrawlConfig
 from .._config_requests import Requests
-from .._exceptions import ConfigError
+from .._exceptions import ConfigError, InvalidURL
 from .._settings import Flag, SettingField, settings_of
 
 #: Options that are credentials: kept in memory only, never stored by the server nor answered.
@@ -160,8 +160,11 @@ def config_from_options(url: Any, options: Mapping[str, Any]) -> CrawlConfig:
         top["extract"] = _extract(options["extract"])
     try:
         return CrawlConfig(base_url=url, **nested, **top)
+    except InvalidURL as exc:
+        raise OptionError("url", str(exc)) from None
     except ConfigError as exc:
-        raise OptionError("url" if "URL" in str(exc) or "url" in str(exc) else "options", str(exc))
+        names = [name for name in options if name in str(exc)] or ["url"]
+        raise OptionError(names[0], str(exc)) from None
 
 
 def _build(cls: type, values: dict[str, Any]) -> Any:
