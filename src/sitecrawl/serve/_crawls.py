@@ -393,6 +393,7 @@ class CrawlManager:
             try:
                 async with crawler:
                     crawl.live = True
+                    await self._count(crawl, crawler)  # a resumed crawl's pages done so far
                     if crawl.want is not None:
                         crawler.stop()
                     try:
