@@ -62,7 +62,7 @@ async function start(event) {
 
 // Open a file of the API (report, issues, pages) in a new tab: fetched with the token,
 // then shown from a blob (a link cannot carry the Authorization header).
-async function open(path, name) {
+async function show(path, name) {
   const tab = window.open("", "_blank");
   const response = await api("GET", path);
   const blob = await response.blob();
@@ -125,21 +125,26 @@ function render(crawls) {
       actions.append(button("Cancel", () => api("DELETE", base).then(refresh)));
     }
     if (crawl.pages > 0) {
-      actions.append(button("Report", () => open(base + "/report")));
-      actions.append(button("Issues", () => open(base + "/issues?format=csv", crawl.id + ".issues.csv")));
-      actions.append(button("Pages CSV", () => open(base + "/pages?format=csv", crawl.id + ".pages.csv")));
-      actions.append(button("JSONL", () => open(base + "/pages", crawl.id + ".pages.jsonl")));
+      actions.append(button("Report", () => show(base + "/report")));
+      actions.append(button("Issues", () => show(base + "/issues?format=csv", crawl.id + ".issues.csv")));
+      actions.append(button("Pages CSV", () => show(base + "/pages?format=csv", crawl.id + ".pages.csv")));
+      actions.append(button("JSONL", () => show(base + "/pages", crawl.id + ".pages.jsonl")));
     }
   }
 }
 
 let timer = null;
+let shown = "";
 
 async function refresh() {
   try {
     const response = await api("GET", "/api/crawls");
     if (!response.ok) return;
-    render(await response.json());
+    const text = await response.text();
+    if (text !== shown) {  // redrawn only when something changed: buttons stay put
+      shown = text;
+      render(JSON.parse(text));
+    }
     $("#state").textContent = "";
   } catch (error) {
     $("#state").textContent = error.message;
