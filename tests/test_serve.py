@@ -69,14 +69,18 @@ def lines(body: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in body.decode().splitlines()]
 
 
-def test_a_crawl_runs_to_its_end_with_its_counts(crawled: dict[str, Any], site: ServerThread) -> None:
+def test_a_crawl_runs_to_its_end_with_its_counts(
+    crawled: dict[str, Any], site: ServerThread
+) -> None:
     assert crawled["pages"] == 4 and crawled["queued"] == 0
     assert crawled["errors"] >= 1  # the 404
     assert crawled["started"] <= crawled["finished"]
     assert crawled["options"] == {"markdown": True, "per_host": 2}
 
 
-def test_the_list_is_newest_first(server: Server, site: ServerThread, crawled: dict[str, Any]) -> None:
+def test_the_list_is_newest_first(
+    server: Server, site: ServerThread, crawled: dict[str, Any]
+) -> None:
     later = server.post("/api/crawls", {"url": site.url + "/a", "max_depth": 0}).json()
     server.wait(later["id"], "finished")
     ids = [crawl["id"] for crawl in server.get("/api/crawls").json()]
@@ -84,10 +88,14 @@ def test_the_list_is_newest_first(server: Server, site: ServerThread, crawled: d
     assert server.get("/api/crawls/nosuchcrawl").status == 404
 
 
-def test_pages_as_json_lines_csv_and_parquet(server: Server, crawled: dict[str, Any], site: ServerThread) -> None:
+def test_pages_as_json_lines_csv_and_parquet(
+    server: Server, crawled: dict[str, Any], site: ServerThread
+) -> None:
     base = f"/api/crawls/{crawled['id']}/pages"
     answer = server.get(base)
-    assert answer.status == 200 and answer.headers["content-type"].startswith("application/x-ndjson")
+    assert answer.status == 200 and answer.headers["content-type"].startswith(
+        "application/x-ndjson"
+    )
     pages = lines(answer.body)
     urls = sorted(page["url"] for page in pages)
     assert urls == sorted(site.url + path for path in ("/", "/a", "/b", "/missing"))
@@ -104,7 +112,9 @@ def test_pages_as_json_lines_csv_and_parquet(server: Server, crawled: dict[str, 
     assert bad.status == 400 and "nosuchfield" in bad.json()["error"]
 
 
-def test_issues_report_and_markdown(server: Server, crawled: dict[str, Any], site: ServerThread) -> None:
+def test_issues_report_and_markdown(
+    server: Server, crawled: dict[str, Any], site: ServerThread
+) -> None:
     one = f"/api/crawls/{crawled['id']}"
     issues = lines(server.get(one + "/issues").body)
     assert any(row["url"] == site.url + "/missing" for row in issues), issues
@@ -168,7 +178,12 @@ def test_credentials_are_never_answered_nor_stored(server: Server, site: ServerT
     secret = "hunter2-very-secret"
     answer = server.post(
         "/api/crawls",
-        {"url": site.url + "/", "max_depth": 0, "auth": f"me:{secret}", "headers": {"X-Key": secret}},
+        {
+            "url": site.url + "/",
+            "max_depth": 0,
+            "auth": f"me:{secret}",
+            "headers": {"X-Key": secret},
+        },
     )
     assert answer.status == 201
     crawl = server.wait(answer.json()["id"], "finished")
@@ -225,7 +240,9 @@ def test_pause_resume_cancel_and_purge(serve: ServeFn, tmp_path: Path) -> None:
         server.stop()
 
 
-def test_max_crawls_queues_the_rest_and_one_host_shares_its_slot(serve: ServeFn, tmp_path: Path) -> None:
+def test_max_crawls_queues_the_rest_and_one_host_shares_its_slot(
+    serve: ServeFn, tmp_path: Path
+) -> None:
     gate = threading.Event()
     site = serve(site_app(20, gate=gate))
     server = Server(tmp_path / "data", "--max-crawls", "2").start()

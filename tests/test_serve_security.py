@@ -22,7 +22,13 @@ def test_every_request_needs_the_token(serve: ServeFn, tmp_path: Path) -> None:
     site = serve(site_app(3))
     server = Server(tmp_path / "data", token=TOKEN).start()
     try:
-        for path in ("/api/crawls", "/openapi.json", "/api/crawls/x/pages", "/api/monitors", "/mcp"):
+        for path in (
+            "/api/crawls",
+            "/openapi.json",
+            "/api/crawls/x/pages",
+            "/api/monitors",
+            "/mcp",
+        ):
             for token in ("", "wrong", TOKEN + "x", TOKEN[:-1]):
                 answer = server.get(path, token=token or "-")
                 assert answer.status == 401, (path, token)
@@ -101,4 +107,7 @@ def test_without_the_extra_one_line_names_the_install_command(tmp_path: Path) ->
         [sys.executable, "-c", code], env=checkout_env(), capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2
-    assert done.stderr == "sitecrawl: error: sitecrawl serve needs its extra: pip install 'sitecrawl[serve]'\n"
+    assert (
+        done.stderr
+        == "sitecrawl: error: sitecrawl serve needs its extra: pip install 'sitecrawl[serve]'\n"
+    )

@@ -18,9 +18,7 @@ SERVE_HINT = "pip install 'sitecrawl[serve]'"
 def add_command(commands: Any) -> None:
     from ..serve import DEFAULT_MAX_CRAWLS, DEFAULT_PORT
 
-    serve = commands.add_parser(
-        "serve", help="run the HTTP API and web UI (crawls kept in --data)"
-    )
+    serve = commands.add_parser("serve", help="run the HTTP API and web UI (crawls kept in --data)")
     serve.add_argument(
         "--host",
         default="127.0.0.1",

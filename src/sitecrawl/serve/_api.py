@@ -35,7 +35,11 @@ if TYPE_CHECKING:
 Handler = Callable[[Request], Awaitable[Response]]
 #: Seconds between two progress events of ``/events`` (sent when something changed).
 EVENT_EVERY = 0.5
-FORMATS = {"jsonl": "application/x-ndjson", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
+FORMATS = {
+    "jsonl": "application/x-ndjson",
+    "csv": "text/csv",
+    "parquet": "application/vnd.apache.parquet",
+}
 
 
 class BadRequest(SitecrawlError):
@@ -174,7 +178,9 @@ async def _stream_table(manager: CrawlManager, request: Request, name: str) -> R
     if form == "jsonl":
         return StreamingResponse(_jsonl(rows(), names), media_type=FORMATS[form], headers=headers)
     if form == "csv":
-        return StreamingResponse(_csv(rows(), table, names), media_type=FORMATS[form], headers=headers)
+        return StreamingResponse(
+            _csv(rows(), table, names), media_type=FORMATS[form], headers=headers
+        )
     return StreamingResponse(_parquet(rows(), table), media_type=FORMATS[form], headers=headers)
 
 
@@ -249,7 +255,7 @@ async def crawl_markdown(manager: CrawlManager, request: Request) -> Response:
     crawl = _crawl(manager, request)
     wanted = request.path_params["page"]
     if not config_from_options(crawl.record.url, crawl.record.options).markdown:
-        raise CrawlConflict("this crawl makes no Markdown: start it with \"markdown\": true")
+        raise CrawlConflict('this crawl makes no Markdown: start it with "markdown": true')
     async with manager.open_store(crawl) as store:
         if store is not None:
             async for page in store.read_pages():
@@ -296,12 +302,28 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/api/crawls",
         create_crawl,
         "Start a crawl: {url, crawl options by their config names}",
-        {"201": "the crawl, queued or running", "400": "a bad option (named)", "403": "host not allowed"},
+        {
+            "201": "the crawl, queued or running",
+            "400": "a bad option (named)",
+            "403": "host not allowed",
+        },
         body={"url": {"type": "string", "format": "uri"}},
     ),
     Endpoint("GET", "/api/crawls", list_crawls, "Every crawl, newest first", {"200": "a list"}),
-    Endpoint("GET", _ONE, get_crawl, "One crawl's status and counts", {"200": "the crawl", "404": "no such crawl"}),
-    Endpoint("POST", _ONE + "/pause", pause_crawl, "Pause a queued or running crawl", {"200": "the crawl"}),
+    Endpoint(
+        "GET",
+        _ONE,
+        get_crawl,
+        "One crawl's status and counts",
+        {"200": "the crawl", "404": "no such crawl"},
+    ),
+    Endpoint(
+        "POST",
+        _ONE + "/pause",
+        pause_crawl,
+        "Pause a queued or running crawl",
+        {"200": "the crawl"},
+    ),
     Endpoint(
         "POST",
         _ONE + "/resume",
@@ -336,7 +358,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         query=_TABLE_QUERY,
         produces=tuple(FORMATS.values()),
     ),
-    Endpoint("GET", _ONE + "/report", crawl_report, "The HTML report", {"200": "one HTML file"}, produces=("text/html",)),
+    Endpoint(
+        "GET",
+        _ONE + "/report",
+        crawl_report,
+        "The HTML report",
+        {"200": "one HTML file"},
+        produces=("text/html",),
+    ),
     Endpoint(
         "GET",
         _ONE + "/markdown/{page:path}",
@@ -386,7 +415,13 @@ def openapi(title: str, version: str, extra: tuple[Endpoint, ...] = ()) -> dict[
             for name in _path_names(path)
         ]
         parameters += [
-            {"name": name, "in": "query", "required": False, "description": text, "schema": {"type": "string"}}
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "description": text,
+                "schema": {"type": "string"},
+            }
             for name, text in endpoint.query
         ]
         operation: dict[str, Any] = {
@@ -425,4 +460,3 @@ def _path_names(path: str) -> list[str]:
     import re
 
     return re.findall(r"{(\w+)}", path)
-

@@ -211,7 +211,9 @@ class CrawlManager:
         elif crawl.status == "running":
             self._stop(crawl, "paused")
         elif crawl.status != "paused":
-            raise CrawlConflict(f"crawl {crawl_id} is {crawl.status}: only a queued or running one pauses")
+            raise CrawlConflict(
+                f"crawl {crawl_id} is {crawl.status}: only a queued or running one pauses"
+            )
         return crawl
 
     def resume(self, crawl_id: str, secrets: Mapping[str, Any] | None = None) -> Crawl:
@@ -232,7 +234,9 @@ class CrawlManager:
             crawl.secrets = dict(given)
         missing = set(crawl.record.secrets) - set(secret_names(crawl.secrets))
         if missing:
-            raise CrawlConflict(f"give this crawl's credentials again: {', '.join(sorted(missing))}")
+            raise CrawlConflict(
+                f"give this crawl's credentials again: {', '.join(sorted(missing))}"
+            )
         crawl.record.error = None
         self._set(crawl, "queued")
         self._schedule()
@@ -323,9 +327,7 @@ class CrawlManager:
         if self._closing:
             return
         running = sum(1 for crawl in self.crawls.values() if crawl.task is not None)
-        order = sorted(
-            self.crawls.values(), key=lambda c: (c.status != "running", c.record.seq)
-        )
+        order = sorted(self.crawls.values(), key=lambda c: (c.status != "running", c.record.seq))
         for crawl in order:
             if running >= self.config.max_crawls:
                 break
@@ -387,7 +389,11 @@ class CrawlManager:
                 max_pages=config.limits.max_pages,
             )
             crawler = AsyncCrawler(
-                config.base_url, config=config, frontier=frontier, keep_pages=False, throttle=throttle
+                config.base_url,
+                config=config,
+                frontier=frontier,
+                keep_pages=False,
+                throttle=throttle,
             )
             crawl.crawler = crawler
             try:

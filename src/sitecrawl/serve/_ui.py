@@ -20,7 +20,9 @@ CSP = (
 
 
 async def index(request: Request) -> Response:
-    return FileResponse(UI / "index.html", media_type="text/html", headers={"Content-Security-Policy": CSP})
+    return FileResponse(
+        UI / "index.html", media_type="text/html", headers={"Content-Security-Policy": CSP}
+    )
 
 
 async def asset(request: Request) -> Response:
