@@ -13,6 +13,8 @@ from .._settings import count
 from ._common import EXIT_OK, UsageError, run_async
 
 SERVE_HINT = "pip install 'sitecrawl[serve]'"
+#: Seconds the open requests (event streams, downloads) get to end on Ctrl-C or SIGTERM.
+GRACE = 5
 
 
 def add_command(commands: Any) -> None:
@@ -82,7 +84,14 @@ def _execute(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     server = uvicorn.Server(
-        uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
+        uvicorn.Config(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=GRACE,  # open event streams end, then the crawls stop
+        )
     )
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(

@@ -115,6 +115,24 @@ def host_allowed(url: str, patterns: tuple[str, ...]) -> str | None:
     return None
 
 
+def _can_run(config: CrawlConfig) -> None:
+    """Refuse at once what this machine cannot run: Markdown without its extra, rendering
+    without a browser (:class:`OptionError` naming the option and what to install)."""
+    from ..parse import require_markdown
+    from ..render import find_browser
+
+    try:
+        if config.markdown:
+            require_markdown()
+    except ConfigError as exc:
+        raise OptionError("markdown", str(exc)) from None
+    try:
+        if config.render.mode != "never":
+            find_browser(config.render)
+    except ConfigError as exc:
+        raise OptionError("render", str(exc)) from None
+
+
 class CrawlManager:
     """The server's crawls (see the module docstring); used from the server's event loop."""
 
@@ -162,6 +180,7 @@ class CrawlManager:
         """The config of a crawl of ``url`` with ``options``, checked: :class:`OptionError`,
         :class:`HostNotAllowed`."""
         config = config_from_options(url, with_cli_defaults(options))
+        _can_run(config)
         for start in config.starts:
             refused = host_allowed(start, self.config.allow_hosts)
             if refused is not None:

@@ -2,7 +2,8 @@
 :class:`~sitecrawl.CrawlConfig` the driver runs. Pure: no I/O.
 
 Every option is a setting declared once on the config (:func:`sitecrawl._settings.settings_of`):
-its name is the field's (``max_pages``, ``per_host``, ``include``, ``obey_robots``), its value
+its name is the field's (``max_pages``, ``per_host``, ``include``, ``obey_robots``; a library
+keyword where there is one, ``timeout``; ``render``, ``render_tabs`` for rendering), its value
 is checked by the same parser as its command-line flag (``count(1)``, ``seconds``, choices),
 and an option the API does not know, or a bad value, is an :class:`OptionError` naming it.
 What the command line defaults differently on purpose (``-c 16``) it defaults the same way
@@ -11,14 +12,13 @@ here: a crawl started through the API is aimed and paced as the command line's.
 Credentials (:data:`SECRETS`: ``headers``, ``cookies``, ``auth``, ``proxy``) are options too,
 but they are kept apart (:func:`split_secrets`): never stored by the server, never answered;
 a state file keeps only their names (:meth:`~sitecrawl.Requests.shape`), as for the command
-line. Options that would read the server's own files (``cookie_file``, ``extract_file``) are
-not taken.
+line. Options that would read the server's own files or run its programs (``cookie_file``,
+``extract_file``, ``browser``) are not taken.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,15 +41,32 @@ class OptionError(ConfigError):
         self.option = option
 
 
+#: Settings an API caller may not give: they name a program or file on the server.
+REFUSED = frozenset({("render", "browser")})
+
+
+def api_name(item: SettingField) -> str:
+    """A setting's name in the API: its library keyword (``timeout``), else its field's name;
+    in the rendering section, ``render`` (the mode) and ``render_<field>``."""
+    if item.setting.keyword:
+        return item.setting.keyword
+    if item.path[0] == "render":
+        return "render" if item.path[-1] == "mode" else f"render_{item.path[-1]}"
+    return item.path[-1]
+
+
 def _settings() -> dict[str, SettingField]:
     """The options the API takes: every setting with a command-line flag that the generic
-    parsers convert, by its field name."""
+    parsers convert, by :func:`api_name`."""
     found: dict[str, SettingField] = {}
     for item in settings_of(CrawlConfig):
         flags = item.setting.flags
-        if not flags or any(flag.custom for flag in flags):
+        if not flags or any(flag.custom for flag in flags) or item.path in REFUSED:
             continue
-        found[item.path[-1]] = item
+        name = api_name(item)
+        if name in found:
+            raise TypeError(f"two settings are named {name} in the API")
+        found[name] = item
     return found
 
 
@@ -276,16 +293,3 @@ def cli_defaults() -> dict[str, Any]:
 def with_cli_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` with the command line's defaults for those not given."""
     return {**cli_defaults(), **{k: v for k, v in options.items() if v is not None}}
-
-
-def fields_of(config: CrawlConfig) -> dict[str, Any]:
-    """The config's non-secret options as JSON values (what the API answers of a crawl)."""
-    found: dict[str, Any] = {}
-    for name, item in SETTINGS.items():
-        value: Any = config
-        for part in item.path:
-            value = getattr(value, part)
-        if dataclasses.is_dataclass(value):
-            continue
-        found[name] = list(value) if isinstance(value, tuple) else value
-    return found
