@@ -220,6 +220,17 @@ def test_pause_resume_cancel_and_purge(serve: ServeFn, tmp_path: Path) -> None:
         while server.get(f"/api/crawls/{crawl['id']}").json()["pages"] < 5:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        # While it runs: its events show the count rising, its pages are read as they are.
+        url = f"{server.url}/api/crawls/{crawl['id']}/events"
+        seen: list[int] = []
+        with urllib.request.urlopen(url, timeout=30) as stream:
+            while len(set(seen)) < 3:
+                line = stream.readline().decode()
+                if line.startswith("data: "):
+                    seen.append(json.loads(line[6:])["pages"])
+        assert seen == sorted(seen) and seen[-1] > seen[0]
+        running = lines(server.get(f"/api/crawls/{crawl['id']}/pages").body)
+        assert len({row["url"] for row in running}) == len(running) >= seen[0]
         assert server.post(f"/api/crawls/{crawl['id']}/pause").status == 200
         paused = server.wait(crawl["id"], "paused")
         time.sleep(0.3)
