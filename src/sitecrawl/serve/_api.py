@@ -1,5 +1,5 @@
 """The JSON API: one table of endpoints (:data:`ENDPOINTS`), from which both the Starlette
-routes and the OpenAPI 3.1 document (``/openapi.json``, :func:`openapi`) are made, so the
+routes and the OpenAPI 3.1 document (``/openapi.json``, :mod:`._openapi`) are made, so the
 document cannot drift from what is served.
 
 A crawl's tables come from its state file through the export code (``sitecrawl export``'s):
@@ -12,53 +12,24 @@ A crawl's tables come from its state file through the export code (``sitecrawl e
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
-import os
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
-from .._exceptions import ConfigError, SitecrawlError
-from .._json import dump_line, dumps
-from ._crawls import Crawl, CrawlConflict, CrawlManager, CrawlNotFound, HostNotAllowed
-from ._options import OptionError, config_from_options, option_schema
-from ._store import ENDED, STATUSES
-
-if TYPE_CHECKING:
-    from ..sinks import TableSpec
+from .._exceptions import ConfigError
+from .._json import dumps
+from ._crawls import Crawl, CrawlConflict, CrawlManager, CrawlNotFound
+from ._openapi import Endpoint
+from ._options import OptionError, config_from_options
+from ._policy import HostNotAllowed
+from ._store import ENDED
+from ._tables import FORMATS, BadRequest, csv_text, jsonl, parquet, rows_of, table_of
 
 Handler = Callable[[Request], Awaitable[Response]]
 #: Seconds between two progress events of ``/events`` (sent when something changed).
 EVENT_EVERY = 0.5
-FORMATS = {
-    "jsonl": "application/x-ndjson",
-    "csv": "text/csv",
-    "parquet": "application/vnd.apache.parquet",
-}
-
-
-class BadRequest(SitecrawlError):
-    """A request the API cannot take (400)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """One route of the API and what the OpenAPI document says of it."""
-
-    method: str
-    path: str
-    handler: Callable[[CrawlManager, Request], Awaitable[Response]]
-    summary: str
-    responses: dict[str, str]
-    query: tuple[tuple[str, str], ...] = ()
-    body: dict[str, Any] | None = None
-    produces: tuple[str, ...] = ("application/json",)
-    tags: tuple[str, ...] = field(default=("crawls",))
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -123,47 +94,12 @@ async def delete_crawl(manager: CrawlManager, request: Request) -> Response:
     return _json(manager.view(await manager.cancel(crawl_id)))
 
 
-def _table(crawl: Crawl, name: str, fields: str | None) -> TableSpec:
-    """The crawl's table (the pages: a column per extraction rule), cut to ``fields``."""
-    from ..sinks import TABLES, TableSpec, pages_table
-
-    if name == "pages":
-        rules = config_from_options(crawl.record.url, crawl.record.options).extract
-        table = pages_table(rules)
-    else:
-        table = TABLES[name]
-    if not fields:
-        return table
-    wanted = [item.strip() for item in fields.split(",") if item.strip()]
-    unknown = [item for item in wanted if item not in table.names]
-    if unknown:
-        raise BadRequest(f"no such field in the {name} table: {', '.join(unknown)}")
-    kept = tuple(column for column in table.columns if column[0] in wanted)
-    return TableSpec(table.name, kept, frozenset())
-
-
-def _rows(table: TableSpec, store: Any) -> AsyncIterator[dict[str, Any]]:
-    from ..report import store_issue_rows
-    from ..sinks import TABLES, store_rows
-
-    if table.name == "issues":
-        return store_issue_rows(store)
-    return store_rows(table if table.name == "pages" else TABLES[table.name], store)
-
-
-def _cell(row: dict[str, Any], name: str) -> Any:
-    """A row's value of column ``name`` (``x:NAME``: an extraction rule's, in ``extracted``)."""
-    if name.startswith("x:") and name not in row:
-        return (row.get("extracted") or {}).get(name[2:])
-    return row.get(name)
-
-
 async def _stream_table(manager: CrawlManager, request: Request, name: str) -> Response:
     crawl = _crawl(manager, request)
     form = request.query_params.get("format", "jsonl")
     if form not in FORMATS:
         raise BadRequest(f"format is one of {', '.join(FORMATS)}, not {form!r}")
-    table = _table(crawl, name, request.query_params.get("fields"))
+    table = table_of(crawl, name, request.query_params.get("fields"))
     names = table.names if request.query_params.get("fields") else None
     filename = f"{crawl.id}.{name}.{form}"
     headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
@@ -172,63 +108,16 @@ async def _stream_table(manager: CrawlManager, request: Request, name: str) -> R
         async with manager.open_store(crawl) as store:
             if store is None:
                 return
-            async for row in _rows(table, store):
+            async for row in rows_of(table, store):
                 yield row
 
     if form == "jsonl":
-        return StreamingResponse(_jsonl(rows(), names), media_type=FORMATS[form], headers=headers)
+        return StreamingResponse(jsonl(rows(), names), media_type=FORMATS[form], headers=headers)
     if form == "csv":
         return StreamingResponse(
-            _csv(rows(), table, names), media_type=FORMATS[form], headers=headers
+            csv_text(rows(), table, names), media_type=FORMATS[form], headers=headers
         )
-    return StreamingResponse(_parquet(rows(), table), media_type=FORMATS[form], headers=headers)
-
-
-async def _jsonl(
-    rows: AsyncIterator[dict[str, Any]], names: tuple[str, ...] | None
-) -> AsyncIterator[bytes]:
-    async for row in rows:
-        yield dump_line(row if names is None else {key: _cell(row, key) for key in names})
-
-
-async def _csv(
-    rows: AsyncIterator[dict[str, Any]], table: TableSpec, names: tuple[str, ...] | None
-) -> AsyncIterator[str]:
-    """The table's CSV as ``sitecrawl export`` writes it; with ``names``, those columns."""
-    from ..sinks import csv_cell, csv_columns, csv_row
-
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(list(names) if names else [heading for heading, _ in csv_columns(table)])
-    async for row in rows:
-        if names:
-            writer.writerow([csv_cell(_cell(row, name)) for name in names])
-        else:
-            writer.writerow(csv_row(row, table))
-        if out.tell() > 65536:
-            yield out.getvalue()
-            out.seek(0)
-            out.truncate()
-    yield out.getvalue()
-
-
-async def _parquet(rows: AsyncIterator[dict[str, Any]], table: TableSpec) -> AsyncIterator[bytes]:
-    """Parquet is written whole (its footer is last): into a temporary file, then sent."""
-    from ..sinks import open_writer
-
-    with tempfile.TemporaryDirectory(prefix="sitecrawl-serve-") as where:
-        path = os.path.join(where, "table.parquet")
-        writer = open_writer(path, table)
-        try:
-            async for row in rows:
-                writer.write(row)
-        except BaseException:
-            writer.discard()
-            raise
-        writer.close()
-        with open(path, "rb") as file:
-            while chunk := file.read(1 << 16):
-                yield chunk
+    return StreamingResponse(parquet(rows(), table), media_type=FORMATS[form], headers=headers)
 
 
 async def crawl_pages(manager: CrawlManager, request: Request) -> Response:
@@ -403,60 +292,3 @@ def guarded(manager: CrawlManager, endpoint: Endpoint) -> Handler:
             return error(str(exc), 409)
 
     return handle
-
-
-def openapi(title: str, version: str, extra: tuple[Endpoint, ...] = ()) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of :data:`ENDPOINTS` (and ``extra``)."""
-    paths: dict[str, dict[str, Any]] = {}
-    for endpoint in (*ENDPOINTS, *extra):
-        path = endpoint.path.replace(":path}", "}")
-        parameters = [
-            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-            for name in _path_names(path)
-        ]
-        parameters += [
-            {
-                "name": name,
-                "in": "query",
-                "required": False,
-                "description": text,
-                "schema": {"type": "string"},
-            }
-            for name, text in endpoint.query
-        ]
-        operation: dict[str, Any] = {
-            "summary": endpoint.summary,
-            "operationId": endpoint.handler.__name__,
-            "tags": list(endpoint.tags),
-            "parameters": parameters,
-            "responses": {
-                code: {
-                    "description": text,
-                    "content": {kind: {} for kind in endpoint.produces} if code < "300" else {},
-                }
-                for code, text in endpoint.responses.items()
-            },
-        }
-        if endpoint.body is not None:
-            properties = {**endpoint.body, **option_schema()}
-            schema: dict[str, Any] = {"type": "object", "properties": properties}
-            if "url" in endpoint.body:
-                schema["required"] = ["url"]
-            operation["requestBody"] = {"content": {"application/json": {"schema": schema}}}
-        paths.setdefault(path, {})[endpoint.method.lower()] = operation
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": title, "version": version},
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"CrawlStatus": {"type": "string", "enum": list(STATUSES)}},
-        },
-        "security": [{"bearer": []}],
-        "paths": paths,
-    }
-
-
-def _path_names(path: str) -> list[str]:
-    import re
-
-    return re.findall(r"{(\w+)}", path)

@@ -14,10 +14,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from .._version import __version__
-from ._api import ENDPOINTS, guarded, openapi
+from ._api import ENDPOINTS, guarded
 from ._auth import BearerAuth
 from ._config import ServeConfig
 from ._crawls import CrawlManager
+from ._openapi import openapi
 from ._ui import ROUTES as UI_ROUTES
 
 TITLE = "sitecrawl server"
@@ -35,13 +36,15 @@ def build_app(config: ServeConfig) -> Starlette:
     async def document(request: Request) -> Response:
         from .._json import dumps
 
-        return Response(dumps(openapi(TITLE, __version__)), media_type="application/json")
+        return Response(
+            dumps(openapi(TITLE, __version__, ENDPOINTS)), media_type="application/json"
+        )
 
     routes.append(Route("/openapi.json", document, methods=["GET"]))
     routes += UI_ROUTES
     # -- mount points for the monitors and MCP (issue 34) ---------------------------------
     # The monitors' routes go here: routes += monitor_routes(manager) (/api/monitors...);
-    # their Endpoint rows can join the OpenAPI document through openapi(..., extra=...).
+    # their Endpoint rows join the OpenAPI document: openapi(..., [*ENDPOINTS, *theirs]).
     # The MCP server mounts here: routes.append(Mount("/mcp", app=mcp_asgi_app)), its session
     # manager entered in lifespan() below. BearerAuth wraps the whole app: both are covered.
     # ---------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
 import os
 import secrets as random_ids
 import time
@@ -28,11 +27,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from .._config import CrawlConfig
 from .._exceptions import ConfigError, SitecrawlError
-from ..control import CrawlScope
 from ._config import ServeConfig
 from ._options import (
     OptionError,
@@ -41,6 +38,7 @@ from ._options import (
     split_secrets,
     with_cli_defaults,
 )
+from ._policy import checked_config
 from ._store import ENDED, CrawlRecord, ServerStore
 from ._throttle import CrawlThrottle, SharedSlots
 
@@ -60,10 +58,6 @@ class CrawlNotFound(SitecrawlError):
 
 class CrawlConflict(SitecrawlError):
     """The crawl is not in a status that allows what was asked."""
-
-
-class HostNotAllowed(ConfigError):
-    """The URL's host is not one ``--allow-hosts`` allows (or not http/https)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -99,38 +93,6 @@ def iso(when: float | None) -> str | None:
     if when is None:
         return None
     return datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def host_allowed(url: str, patterns: tuple[str, ...]) -> str | None:
-    """Why ``url`` may not be crawled (None: it may): only http(s), and its host one of
-    ``patterns`` (globs; empty: any host)."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https"):
-        return f"only http and https URLs are crawled, not {parts.scheme or 'this'}:"
-    host = (parts.hostname or "").lower()
-    if not host:
-        return "the URL has no host"
-    if patterns and not any(fnmatch.fnmatchcase(host, p.lower()) for p in patterns):
-        return f"host {host} is not allowed on this server (--allow-hosts)"
-    return None
-
-
-def _can_run(config: CrawlConfig) -> None:
-    """Refuse at once what this machine cannot run: Markdown without its extra, rendering
-    without a browser (:class:`OptionError` naming the option and what to install)."""
-    from ..parse import require_markdown
-    from ..render import find_browser
-
-    try:
-        if config.markdown:
-            require_markdown()
-    except ConfigError as exc:
-        raise OptionError("markdown", str(exc)) from None
-    try:
-        if config.render.mode != "never":
-            find_browser(config.render)
-    except ConfigError as exc:
-        raise OptionError("render", str(exc)) from None
 
 
 class CrawlManager:
@@ -171,6 +133,8 @@ class CrawlManager:
         for crawl in running:
             if crawl.crawler is not None:
                 crawl.crawler.stop()
+            elif crawl.task is not None:  # not begun (waiting for its state file): it will
+                crawl.task.cancel()  # begin at the next start, still "running"
         await asyncio.gather(*(c.task for c in running if c.task), return_exceptions=True)
         self.store.close()
 
@@ -178,22 +142,8 @@ class CrawlManager:
 
     def check(self, url: Any, options: Mapping[str, Any]) -> CrawlConfig:
         """The config of a crawl of ``url`` with ``options``, checked: :class:`OptionError`,
-        :class:`HostNotAllowed`."""
-        config = config_from_options(url, with_cli_defaults(options))
-        _can_run(config)
-        for start in config.starts:
-            refused = host_allowed(start, self.config.allow_hosts)
-            if refused is not None:
-                raise HostNotAllowed(refused)
-        if self.config.allow_hosts:  # a scope that leaves its hosts leaves them allowed too
-            scope = CrawlScope(config.starts, config.scope_kind)
-            for start in config.starts:
-                probe = start.replace("://", "://sitecrawl-probe.", 1)
-                if scope.holds_host(probe) and host_allowed(probe, self.config.allow_hosts):
-                    raise HostNotAllowed(
-                        f"scope {config.scope_kind} reaches hosts --allow-hosts does not allow"
-                    )
-        return config
+        :class:`HostNotAllowed`, or what this machine cannot run."""
+        return checked_config(url, options, self.config.allow_hosts)
 
     def create(self, url: Any, options: Mapping[str, Any]) -> Crawl:
         """A new crawl, queued (and started when a place is free)."""
