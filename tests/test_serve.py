@@ -21,6 +21,8 @@ from conftest import ServeFn
 from serve_server import Server
 from servers import ServerThread, html, site_app
 
+PAUSED_SITE = 150
+
 
 def small_site() -> web.Application:
     """Four pages: ``/`` links to /a, /b (no title: an issue) and /missing (404)."""
@@ -212,45 +214,52 @@ def test_openapi_document_lists_every_route(server: Server) -> None:
 
 
 def test_pause_resume_cancel_and_purge(serve: ServeFn, tmp_path: Path) -> None:
-    site = serve(site_app(60, delay=0.03))
+    gate = threading.Event()  # closed: the site answers nothing (so nothing ends meanwhile)
+    gate.set()
+    site = serve(site_app(PAUSED_SITE, delay=0.02, gate=gate))
     server = Server(tmp_path / "data").start()
     try:
         crawl = server.post("/api/crawls", {"url": site.url + "/", "max_concurrency": 2}).json()
-        deadline = time.monotonic() + 30
-        while server.get(f"/api/crawls/{crawl['id']}").json()["pages"] < 5:
+        one = f"/api/crawls/{crawl['id']}"
+        deadline = time.monotonic() + 60
+        while server.get(one).json()["pages"] < 5:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         # While it runs: its events show the count rising, its pages are read as they are.
-        url = f"{server.url}/api/crawls/{crawl['id']}/events"
         seen: list[int] = []
-        with urllib.request.urlopen(url, timeout=30) as stream:
+        with urllib.request.urlopen(f"{server.url}{one}/events", timeout=30) as stream:
             while len(set(seen)) < 3:
                 line = stream.readline().decode()
                 if line.startswith("data: "):
                     seen.append(json.loads(line[6:])["pages"])
         assert seen == sorted(seen) and seen[-1] > seen[0]
-        running = lines(server.get(f"/api/crawls/{crawl['id']}/pages").body)
+        running = lines(server.get(f"{one}/pages").body)
         assert len({row["url"] for row in running}) == len(running) >= seen[0]
-        assert server.post(f"/api/crawls/{crawl['id']}/pause").status == 200
+        gate.clear()
+        assert server.post(f"{one}/pause").status == 200
+        gate.set()  # the requests in flight end, and are stored
         paused = server.wait(crawl["id"], "paused")
         time.sleep(0.3)
-        assert server.get(f"/api/crawls/{crawl['id']}").json()["pages"] == paused["pages"] < 60
-        assert server.post(f"/api/crawls/{crawl['id']}/resume").status == 200
-        done = server.wait(crawl["id"], "finished")
-        assert done["pages"] == 60
-        urls = [row["url"] for row in lines(server.get(f"/api/crawls/{crawl['id']}/pages").body)]
-        assert len(urls) == len(set(urls)) == 60
-        assert server.post(f"/api/crawls/{crawl['id']}/resume").status == 409  # finished
+        assert server.get(one).json()["pages"] == paused["pages"] < PAUSED_SITE
+        assert server.post(f"{one}/resume").status == 200
+        done = server.wait(crawl["id"], "finished", timeout=120)
+        assert done["pages"] == PAUSED_SITE
+        urls = [row["url"] for row in lines(server.get(f"{one}/pages").body)]
+        assert len(urls) == len(set(urls)) == PAUSED_SITE
+        assert server.post(f"{one}/resume").status == 409  # finished
 
+        gate.clear()
         other = server.post("/api/crawls", {"url": site.url + "/", "max_concurrency": 1}).json()
         server.wait(other["id"], "running")
         cancelled = server.request("DELETE", f"/api/crawls/{other['id']}")
         assert cancelled.status == 200
-        assert server.wait(other["id"], "cancelled")["pages"] < 60
+        gate.set()
+        assert server.wait(other["id"], "cancelled")["pages"] < PAUSED_SITE
         assert server.request("DELETE", f"/api/crawls/{other['id']}?purge=true").status == 204
         assert server.get(f"/api/crawls/{other['id']}").status == 404
         assert not (tmp_path / "data" / f"{other['id']}.sitecrawl.db").exists()
     finally:
+        gate.set()
         server.stop()
 
 
