@@ -111,3 +111,14 @@ def test_without_the_extra_one_line_names_the_install_command(tmp_path: Path) ->
         done.stderr
         == "sitecrawl: error: sitecrawl serve needs its extra: pip install 'sitecrawl[serve]'\n"
     )
+
+
+def test_one_server_per_data_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    server = Server(tmp_path / "data").start()
+    try:
+        assert main(["serve", "--data", str(tmp_path / "data"), "--port", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err == f"sitecrawl: error: another sitecrawl serve uses {tmp_path / 'data'}\n"
+        assert server.get("/api/crawls").status == 200  # the first one goes on
+    finally:
+        server.stop()

@@ -16,11 +16,14 @@ Layout (``DATA/server.sqlite``)::
 A crawl's row is written when it is created and whenever its status changes, and its counts
 every few seconds while it runs: a server killed mid-crawl finds its crawls ``running`` on
 restart and runs them on from their state files (whose own durability is the frontier's).
-WAL, ``synchronous = NORMAL``: a killed process loses nothing committed.
+WAL, ``synchronous = NORMAL``: a killed process loses nothing committed. One server uses a
+data directory at a time: it holds ``DATA/server.lock`` (``flock``, dropped by the OS when the
+process dies, ``kill -9`` included).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -104,6 +107,15 @@ class ServerStore:
         self.path = os.path.join(data, "server.sqlite")
         try:
             os.makedirs(data, exist_ok=True)
+            self._lock = open(os.path.join(data, "server.lock"), "a+b")  # noqa: SIM115
+        except OSError as exc:
+            raise StateError(f"cannot use {data}: {exc}", path=data) from None
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise StateError(f"another sitecrawl serve uses {data}", path=data) from None
+        try:
             self._conn = sqlite3.connect(self.path, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
@@ -140,3 +152,4 @@ class ServerStore:
 
     def close(self) -> None:
         self._conn.close()
+        self._lock.close()  # (the lock goes with it)
