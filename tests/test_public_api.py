@@ -21,6 +21,7 @@ import sitecrawl.frontier
 import sitecrawl.parse
 import sitecrawl.render
 import sitecrawl.report
+import sitecrawl.serve
 import sitecrawl.sinks
 import sitecrawl.throttle
 from servers import checkout_env
@@ -46,6 +47,7 @@ PACKAGES = [
     sitecrawl.parse,
     sitecrawl.render,
     sitecrawl.report,
+    sitecrawl.serve,
     sitecrawl.sinks,
     sitecrawl.throttle,
 ]
@@ -138,13 +140,14 @@ def loaded(statement: str, *packages: str) -> set[str]:
         "import sitecrawl.frontier, sitecrawl.sinks, sitecrawl.report",
         "from sitecrawl import page_markdown",
         "from sitecrawl._cli import _crawl, _check, _export, _report, _status, _worker",
+        "import sitecrawl.serve",
     ],
 )
 def test_optional_dependencies_are_imported_only_where_used(statement: str) -> None:
     """As click's tests/test_imports.py: redis (the [redis] extra), pyarrow (the [parquet]
     extra), trafilatura and html_to_markdown (the [markdown] extra) are imported by the code
     that uses them, not by importing sitecrawl."""
-    extras = ("redis", "pyarrow", "trafilatura", "html_to_markdown")
+    extras = ("redis", "pyarrow", "trafilatura", "html_to_markdown", "starlette", "uvicorn")
     assert loaded(statement, *extras) == set()
 
 

@@ -5,8 +5,14 @@
     SitecrawlError                 root: catch this to catch everything sitecrawl raises
     ├── InvalidURL                 a URL that cannot be parsed or is not http(s) (also a ValueError)
     ├── ConfigError                a bad option value (also a ValueError)
-    │   └── MissingExtra           an optional dependency is not installed; carries ``extra=``
-    │                              (its message names the ``pip install`` command)
+    │   ├── MissingExtra           an optional dependency is not installed; carries ``extra=``
+    │   │                          (its message names the ``pip install`` command)
+    │   ├── OptionError            sitecrawl.serve: a crawl option an API caller gave that it
+    │   │                          cannot use (400); carries ``option=``
+    │   └── HostNotAllowed         sitecrawl.serve: a URL ``--allow-hosts`` refuses (403)
+    ├── CrawlNotFound, CrawlConflict, BadRequest
+    │                              sitecrawl.serve: no such crawl (404), not in a status that
+    │                              allows it (409), a request it cannot read (400)
     ├── StateError                 a crawl state file sitecrawl cannot use: corrupt, locked by a
     │   │                          running crawl, not a sitecrawl file, a newer schema, made for
     │   │                          another site; carries ``path=``

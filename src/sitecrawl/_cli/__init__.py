@@ -33,6 +33,7 @@ def build_parser() -> Parser:
         _extract,
         _markdown,
         _report,
+        _serve,
         _sitemap,
         _status,
         _worker,
@@ -53,6 +54,7 @@ def build_parser() -> Parser:
         _explain,
         _extract,
         _diff,
+        _serve,
     ):
         command.add_command(commands)
     _markdown.add_command(commands)

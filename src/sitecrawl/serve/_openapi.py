@@ -1,0 +1,88 @@
+"""The OpenAPI 3.1 document of the API, made from its route table (:class:`Endpoint` rows,
+:data:`sitecrawl.serve._api.ENDPOINTS`), so that it says what is served."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._options import option_schema
+from ._store import STATUSES
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from ._crawls import CrawlManager
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One route of the API and what the OpenAPI document says of it."""
+
+    method: str
+    path: str
+    handler: Callable[[CrawlManager, Request], Awaitable[Response]]
+    summary: str
+    responses: dict[str, str]
+    query: tuple[tuple[str, str], ...] = ()
+    body: dict[str, Any] | None = None
+    produces: tuple[str, ...] = ("application/json",)
+    tags: tuple[str, ...] = field(default=("crawls",))
+
+
+def openapi(title: str, version: str, endpoints: Sequence[Endpoint]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``endpoints``."""
+    paths: dict[str, dict[str, Any]] = {}
+    for endpoint in endpoints:
+        path = endpoint.path.replace(":path}", "}")
+        parameters = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in _path_names(path)
+        ]
+        parameters += [
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "description": text,
+                "schema": {"type": "string"},
+            }
+            for name, text in endpoint.query
+        ]
+        operation: dict[str, Any] = {
+            "summary": endpoint.summary,
+            "operationId": endpoint.handler.__name__,
+            "tags": list(endpoint.tags),
+            "parameters": parameters,
+            "responses": {
+                code: {
+                    "description": text,
+                    "content": {kind: {} for kind in endpoint.produces} if code < "300" else {},
+                }
+                for code, text in endpoint.responses.items()
+            },
+        }
+        if endpoint.body is not None:
+            properties = {**endpoint.body, **option_schema()}
+            schema: dict[str, Any] = {"type": "object", "properties": properties}
+            if "url" in endpoint.body:
+                schema["required"] = ["url"]
+            operation["requestBody"] = {"content": {"application/json": {"schema": schema}}}
+        paths.setdefault(path, {})[endpoint.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": title, "version": version},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"CrawlStatus": {"type": "string", "enum": list(STATUSES)}},
+        },
+        "security": [{"bearer": []}],
+        "paths": paths,
+    }
+
+
+def _path_names(path: str) -> list[str]:
+    return re.findall(r"{(\w+)}", path)

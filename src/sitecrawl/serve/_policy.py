@@ -1,0 +1,75 @@
+"""What the server lets an API caller crawl: only http(s) URLs, of the hosts ``--allow-hosts``
+allows (a scope that would leave them for hosts it does not allow is refused too), and only
+what this machine can run (Markdown needs its extra, rendering a browser): each refused when
+the crawl is asked for, naming why. Redirects, links and addresses then follow the crawl's
+own scope and address rules, as on the command line."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from .._config import CrawlConfig
+from .._exceptions import ConfigError
+from ..control import CrawlScope
+from ._options import OptionError, config_from_options, with_cli_defaults
+
+
+class HostNotAllowed(ConfigError):
+    """The URL's host is not one ``--allow-hosts`` allows (or not http/https)."""
+
+
+def host_allowed(url: str, patterns: tuple[str, ...]) -> str | None:
+    """Why ``url`` may not be crawled (None: it may): only http(s), and its host one of
+    ``patterns`` (globs; empty: any host)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"only http and https URLs are crawled, not {parts.scheme or 'this'}:"
+    host = (parts.hostname or "").lower()
+    if not host:
+        return "the URL has no host"
+    if patterns and not any(fnmatch.fnmatchcase(host, p.lower()) for p in patterns):
+        return f"host {host} is not allowed on this server (--allow-hosts)"
+    return None
+
+
+def can_run(config: CrawlConfig) -> None:
+    """Refuse at once what this machine cannot run: Markdown without its extra, rendering
+    without a browser (:class:`OptionError` naming the option and what to install)."""
+    from ..parse import require_markdown
+    from ..render import find_browser
+
+    try:
+        if config.markdown:
+            require_markdown()
+    except ConfigError as exc:
+        raise OptionError("markdown", str(exc)) from None
+    try:
+        if config.render.mode != "never":
+            find_browser(config.render)
+    except ConfigError as exc:
+        raise OptionError("render", str(exc)) from None
+
+
+def checked_config(
+    url: Any, options: Mapping[str, Any], allow_hosts: tuple[str, ...]
+) -> CrawlConfig:
+    """The config of a crawl of ``url`` with ``options`` (the command line's defaults for
+    those not given), or :class:`OptionError` / :class:`HostNotAllowed`."""
+    config = config_from_options(url, with_cli_defaults(options))
+    can_run(config)
+    for start in config.starts:
+        refused = host_allowed(start, allow_hosts)
+        if refused is not None:
+            raise HostNotAllowed(refused)
+    if allow_hosts:  # a scope that leaves its hosts leaves them for allowed ones only
+        scope = CrawlScope(config.starts, config.scope_kind)
+        for start in config.starts:
+            probe = start.replace("://", "://sitecrawl-probe.", 1)
+            if scope.holds_host(probe) and host_allowed(probe, allow_hosts):
+                raise HostNotAllowed(
+                    f"scope {config.scope_kind} reaches hosts --allow-hosts does not allow"
+                )
+    return config
