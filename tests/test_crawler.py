@@ -351,7 +351,7 @@ def test_a_parser_process_says_ready_then_answers_in_order() -> None:
     for doc, i in pages:
         stdin.writelines(job_frame(doc.encode(), None, f"http://site.test/d/p{i}"))
     stdin.close()
-    answers = [Extracted(*frame()) for _ in pages]  # type: ignore[misc]
+    answers = [Extracted.from_wire(frame()) for _ in pages]  # type: ignore[arg-type]
     assert [(a.title, a.outgoing_links) for a in answers] == [
         (f"Page {i}", [f"http://site.test/d/p{i + 1}"]) for i in range(3)
     ]
