@@ -20,6 +20,7 @@ import sitecrawl.parse
 from sitecrawl import extract_page_data
 from sitecrawl._exceptions import ConfigError, MissingExtra, SitecrawlError
 from sitecrawl.parse._content import page_markdown
+from sitecrawl.parse._content_boiler import is_boilerplate
 
 URL = "https://example.org/docs/guide.html"
 
@@ -464,3 +465,64 @@ def test_a_figure_holding_a_quote_or_code_keeps_it() -> None:
     assert "> Simple things should be simple, complex things should be possible." in lines(md)
     assert "```toml" in lines(md)
     assert 'mode = "fast"' in lines(md)
+
+
+# -- boilerplate inside the article (news pages) ----------------------------------------------
+
+NEWS_INSIDE = f"""
+<p class="article-byline">By Jane Reporter, Staff Writer, November 19, 2026</p>
+<div class="share-bar"><a href="https://x.example/share">Share on X</a>
+  <a href="https://mail.example/share">Email this story to a friend</a></div>
+<figure><img src="/img/harbour.jpg"><figcaption class="photo-credit">Photo: the harbour at
+  dawn, courtesy of the city archive</figcaption></figure>
+<div class="entry-content-read-more"><p>The harbour master opened the old ledgers to the
+  public this week, and the first readers found the names of ships long forgotten. A content
+  container whose name also mentions reading more is kept.</p></div>
+<div class="newsletter-signup"><h3>Get our morning newsletter</h3>
+  <p>Sign up for the morning briefing, delivered to your inbox every weekday, with the
+  stories our editors chose for you and the weather for the harbour.</p></div>
+<div class="related-stories"><h4>Related stories</h4><ul>
+  <li><a href="/news/1">City council votes on the new harbour budget this week</a></li>
+  <li><a href="/news/2">Lighthouse keepers remember the storm of the century</a></li>
+  <li><a href="/news/3">Ferry timetable changes for the winter season announced</a></li></ul>
+</div>
+<p>Volunteers will copy every page by the end of the year, so that the archive can lend
+  the books to schools. The last paragraph of the story.</p>
+"""
+
+
+def test_bylines_share_bars_newsletters_and_related_lists_inside_the_article_go() -> None:
+    """trafilatura 2.3.1 alone keeps the byline, the share bar's text, the newsletter box and
+    the related stories that sit inside the ``<article>``: ours drops them by their names,
+    and keeps a container named for content that mentions one of those words."""
+    md = page_markdown(page(NEWS_INSIDE), URL)
+    for gone in (
+        "Jane Reporter",
+        "Share on X",
+        "Email this story",
+        "morning newsletter",
+        "Sign up for the morning briefing",
+        "Related stories",
+        "Lighthouse keepers remember",
+    ):
+        assert gone not in md
+    assert "A content container whose name also mentions reading more is kept." in md
+    assert "The last paragraph of the story." in md
+
+
+@pytest.mark.parametrize(
+    ("names", "boilerplate"),
+    [
+        ("article-byline", True),
+        ("c-share-bar js-share", True),
+        ("relatedpoststitle", True),
+        ("widget_newsletter_signup", True),
+        ("photo-credit", True),
+        ("entry-content-read-more", False),  # named for content too: kept
+        ("post tag-news tag-politics", False),  # WordPress's article classes
+        ("shareholders", False),  # a word that only begins like one
+        ("article-body", False),
+    ],
+)
+def test_boilerplate_is_told_by_its_class_or_id(names: str, boilerplate: bool) -> None:
+    assert is_boilerplate(names) is boilerplate
