@@ -469,7 +469,7 @@ def test_a_figure_holding_a_quote_or_code_keeps_it() -> None:
 
 # -- boilerplate inside the article (news pages) ----------------------------------------------
 
-NEWS_INSIDE = f"""
+NEWS_INSIDE = """
 <p class="article-byline">By Jane Reporter, Staff Writer, November 19, 2026</p>
 <div class="share-bar"><a href="https://x.example/share">Share on X</a>
   <a href="https://mail.example/share">Email this story to a friend</a></div>

@@ -7,8 +7,8 @@ Those carry the names of what they are in their ``class`` or ``id``: :func:`stri
 drops an element whose class or id says so (``article-byline``), unless another of its
 classes names content alone (``article-body``, ``entry-content``) or it holds a fifth of the
 page's text or more (a container that only mentions ``share`` somewhere). "Read more" is not
-among the names: collapsed articles sit in ``entry-content-read-more`` boxes. Measured on the article-extraction
-benchmark: ``bench/RESULTS.md`` section 29.
+among the names: collapsed articles sit in ``entry-content-read-more`` boxes. Measured on the
+article-extraction benchmark: ``bench/RESULTS.md`` section 29.
 """
 
 from __future__ import annotations
