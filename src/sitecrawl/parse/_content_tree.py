@@ -233,18 +233,24 @@ def extract(tree: lxml.html.HtmlElement, *, include_images: bool = False) -> etr
     page it leaves with fewer than :data:`PRECISION_FLOOR` words is extracted again in the
     default mode (trafilatura copies the tree: ``tree`` is the same for both).
     """
-    options = {
-        "include_comments": False,
-        "include_tables": True,
-        "include_images": include_images,
-        "include_formatting": True,
-        "include_links": True,
-        "with_metadata": False,
-    }
-    body = getattr(trafilatura.bare_extraction(tree, favor_precision=True, **options), "body", None)
+
+    def run(precision: bool) -> etree._Element | None:
+        extracted = trafilatura.bare_extraction(
+            tree,
+            favor_precision=precision,
+            include_comments=False,
+            include_tables=True,
+            include_images=include_images,
+            include_formatting=True,
+            include_links=True,
+            with_metadata=False,
+        )
+        return getattr(extracted, "body", None)
+
+    body = run(True)
     if body is not None and len(" ".join(body.itertext()).split()) >= PRECISION_FLOOR:
         return body
-    fallback = getattr(trafilatura.bare_extraction(tree, **options), "body", None)
+    fallback = run(False)
     return fallback if fallback is not None else body
 
 
