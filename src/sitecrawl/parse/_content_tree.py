@@ -248,7 +248,7 @@ def extract(tree: lxml.html.HtmlElement, *, include_images: bool = False) -> etr
         return getattr(extracted, "body", None)
 
     body = run(True)
-    if body is not None and len(" ".join(body.itertext()).split()) >= PRECISION_FLOOR:
+    if body is not None and len(" ".join(map(str, body.itertext())).split()) >= PRECISION_FLOOR:
         return body
     fallback = run(False)
     return fallback if fallback is not None else body
