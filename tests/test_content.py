@@ -15,12 +15,15 @@ import re
 import sys
 
 import pytest
+from lxml import html as lxml_html
 
 import sitecrawl.parse
 from sitecrawl import extract_page_data
 from sitecrawl._exceptions import ConfigError, MissingExtra, SitecrawlError
+from sitecrawl.parse import _content_tree
 from sitecrawl.parse._content import page_markdown
 from sitecrawl.parse._content_boiler import is_boilerplate
+from sitecrawl.parse._content_fast import semantic_main
 
 URL = "https://example.org/docs/guide.html"
 
@@ -57,6 +60,15 @@ def page(article: str, *, head: str = "") -> str:
 <footer><p>Copyright 2026 Example Inc. All rights reserved.</p>
   <a href="/privacy">Privacy policy</a> <a href="/terms">Terms</a></footer>
 </body></html>"""
+
+
+@pytest.fixture(autouse=True, params=["fast path", "trafilatura"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every case twice: as it comes (most of these pages are semantic: one ``<main>`` of
+    content elements, the fast path) and with the fast path off (trafilatura chooses)."""
+    if request.param == "trafilatura":
+        monkeypatch.setattr(_content_tree, "semantic_main", lambda tree: None)
+    return str(request.param)
 
 
 def lines(markdown: str) -> list[str]:
@@ -526,3 +538,42 @@ def test_bylines_share_bars_newsletters_and_related_lists_inside_the_article_go(
 )
 def test_boilerplate_is_told_by_its_class_or_id(names: str, boilerplate: bool) -> None:
     assert is_boilerplate(names) is boilerplate
+
+
+# -- the fast path ----------------------------------------------------------------------------
+
+SEMANTIC = f"""<!doctype html><html><head><title>Guide</title></head><body>
+<header><nav><a href="/">Home</a> <a href="/docs/">Docs</a></nav></header>
+<main><nav class="breadcrumb"><a href="/">Home</a> / <a href="/docs/">Docs</a></nav>
+<h1>Configuring the widget</h1><p>{PROSE}</p>
+<figure><img src="shot.png" alt="The settings"><figcaption>The settings screen</figcaption>
+</figure><p>{PROSE}</p><aside class="related"><a href="other.html">Another guide</a></aside>
+</main><footer><p>Copyright 2026 Example Inc.</p></footer></body></html>"""
+
+
+def test_a_semantic_page_takes_the_fast_path_and_drops_its_named_sections() -> None:
+    assert semantic_main(lxml_html.document_fromstring(SEMANTIC)) is not None
+    md = page_markdown(SEMANTIC, URL)
+    assert md.startswith("# Configuring the widget\n")
+    assert '![The settings](https://example.org/docs/shot.png "The settings screen")' in md
+    for gone in ("Home", "Another guide", "Copyright", "The settings screen\n"):
+        assert gone not in md
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("<p>{PROSE}</p><aside", "<p>{PROSE}</p><div class='ad'>Buy now</div><aside"),
+        ("<main>", "<main><article><p>A teaser</p></article><article>"),
+        ("<main>", "<main><iframe src='https://video.example/'></iframe>"),
+        ("<h1>", "<h1>"),  # (the page as it is, but with two <main>s)
+    ],
+)
+def test_a_div_an_iframe_or_two_articles_send_the_page_to_trafilatura(
+    change: tuple[str, str],
+) -> None:
+    old, new = (part.replace("{PROSE}", PROSE) for part in change)
+    page_html = SEMANTIC.replace(old, new, 1)
+    if old == new:
+        page_html = page_html.replace("</main>", "</main><main><p>More</p></main>")
+    assert semantic_main(lxml_html.document_fromstring(page_html)) is None
