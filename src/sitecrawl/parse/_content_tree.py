@@ -19,6 +19,10 @@ Pure steps over lxml trees, each fixing what a library would get wrong on its ow
 * :func:`~._content_xml.main_html` turns trafilatura's extracted tree into HTML for the
   converter, ordered lists, quotes and code blocks kept (see :mod:`._content_xml`).
 * :func:`full_html` is the whole page with scripts, styles and templates out.
+* A semantic page (:func:`~._content_fast.semantic_main`) skips trafilatura: its main
+  element, prepared, goes to the converter (:func:`~._content_fast.main_content`); any other
+  page loses its boilerplate-named elements (:func:`~._content_boiler.strip_boilerplate`) and
+  goes through :func:`extract` (trafilatura, precision mode first).
 """
 
 from __future__ import annotations
