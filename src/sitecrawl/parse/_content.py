@@ -5,7 +5,8 @@
 extractors measured, ``bench/RESULTS.md`` sections 17 and 29; boilerplate named by class or id
 out first, :mod:`._content_boiler`); our layer fixes the tree (:mod:`._content_tree`: URLs,
 code languages, quotes, ordered lists) and html-to-markdown writes the Markdown.
-``scope="full"`` is the whole page the same way, without the choosing. Both libraries are the ``markdown`` extra, imported on the first call.
+``scope="full"`` is the whole page the same way, without the choosing. Both libraries are
+the ``markdown`` extra, imported on the first call.
 """
 
 from __future__ import annotations
