@@ -7,7 +7,9 @@
 Steps, each timed in CPU time (``time.process_time``) on every page (after one warm-up pass):
 the crawl's own parse (``parse_body`` without Markdown: decode, scan, Lexbor, every field),
 lxml's parse of the page, our tree preparation, trafilatura's extraction, our XML -> HTML,
-html-to-markdown, the zstd frame the stores keep; then two alternatives for comparison:
+html-to-markdown, the zstd frame the stores keep (trafilatura's path, step by step); the
+shipped ``page_markdown`` whole (semantic pages take the fast path: ``parse/_content_fast.py``);
+then two alternatives for comparison:
 trafilatura with ``fast=True``, and html-to-markdown alone on the page's ``<main>`` (what a
 fast path for semantic pages costs).
 """
@@ -28,7 +30,9 @@ from selectolax.lexbor import LexborHTMLParser
 
 from sitecrawl._pagecodec import pack
 from sitecrawl.parse._child import parse_body
-from sitecrawl.parse._content_tree import _HTML_OPTIONS, document, prepare
+from sitecrawl.parse._content import page_markdown
+from sitecrawl.parse._content_boiler import strip_boilerplate
+from sitecrawl.parse._content_tree import _HTML_OPTIONS, document, extract, prepare
 from sitecrawl.parse._content_xml import main_html, put_images
 
 
@@ -53,12 +57,15 @@ def one_page(body: bytes, url: str, times: dict[str, list[float]]) -> None:
         return value
 
     timed("crawl parse (no Markdown)", lambda: parse_body(body, None, url))
+    timed("shipped: page_markdown (fast path or not)", lambda: page_markdown(body, url))
     text = body.decode("utf-8")
     tree = timed("lxml parse", lambda: document(text))
     images: list[tuple[str, str, str]] = []
     timed("tree preparation", lambda: prepare(tree, url, images))
-    extracted = timed("trafilatura extraction", lambda: _extract(tree, images))
-    html = timed("XML -> HTML", lambda: put_images(main_html(extracted.body), images))
+    timed("boilerplate by name", lambda: strip_boilerplate(tree))
+    # as shipped: precision mode, the default mode again for a page it leaves near empty
+    extracted = timed("trafilatura extraction", lambda: extract(tree))
+    html = timed("XML -> HTML", lambda: put_images(main_html(extracted), images))
     result = timed("html-to-markdown", lambda: html_to_markdown.convert(html, _HTML_OPTIONS))
     timed("zstd frame (store)", lambda: pack(result.content))
     tree = document(text)
@@ -88,7 +95,7 @@ def main() -> None:
     times: dict[str, list[float]] = {}
     for body, url in zip(bodies, urls, strict=True):
         one_page(body, url, times)
-    pipeline = [name for name in times if not name.startswith(("alt:", "crawl"))]
+    pipeline = [name for name in times if not name.startswith(("alt:", "crawl", "shipped"))]
     total = sum(statistics.fmean(times[name]) for name in pipeline)
     print(f"{len(bodies)} pages, mean CPU ms a page (median); Markdown total {total:.2f}")
     for name, values in times.items():

@@ -15,11 +15,15 @@ import re
 import sys
 
 import pytest
+from lxml import html as lxml_html
 
 import sitecrawl.parse
 from sitecrawl import extract_page_data
 from sitecrawl._exceptions import ConfigError, MissingExtra, SitecrawlError
+from sitecrawl.parse import _content_tree
 from sitecrawl.parse._content import page_markdown
+from sitecrawl.parse._content_boiler import is_boilerplate
+from sitecrawl.parse._content_fast import semantic_main
 
 URL = "https://example.org/docs/guide.html"
 
@@ -56,6 +60,15 @@ def page(article: str, *, head: str = "") -> str:
 <footer><p>Copyright 2026 Example Inc. All rights reserved.</p>
   <a href="/privacy">Privacy policy</a> <a href="/terms">Terms</a></footer>
 </body></html>"""
+
+
+@pytest.fixture(autouse=True, params=["fast path", "trafilatura"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every case twice: as it comes (most of these pages are semantic: one ``<main>`` of
+    content elements, the fast path) and with the fast path off (trafilatura chooses)."""
+    if request.param == "trafilatura":
+        monkeypatch.setattr(_content_tree, "semantic_main", lambda tree: None)
+    return str(request.param)
 
 
 def lines(markdown: str) -> list[str]:
@@ -464,3 +477,103 @@ def test_a_figure_holding_a_quote_or_code_keeps_it() -> None:
     assert "> Simple things should be simple, complex things should be possible." in lines(md)
     assert "```toml" in lines(md)
     assert 'mode = "fast"' in lines(md)
+
+
+# -- boilerplate inside the article (news pages) ----------------------------------------------
+
+NEWS_INSIDE = """
+<p class="article-byline">By Jane Reporter, Staff Writer, November 19, 2026</p>
+<div class="share-bar"><a href="https://x.example/share">Share on X</a>
+  <a href="https://mail.example/share">Email this story to a friend</a></div>
+<figure><img src="/img/harbour.jpg"><figcaption class="photo-credit">Photo: the harbour at
+  dawn, courtesy of the city archive</figcaption></figure>
+<div class="entry-content-read-more"><p>The harbour master opened the old ledgers to the
+  public this week, and the first readers found the names of ships long forgotten. A content
+  container whose name also mentions reading more is kept.</p></div>
+<div class="newsletter-signup"><h3>Get our morning newsletter</h3>
+  <p>Sign up for the morning briefing, delivered to your inbox every weekday, with the
+  stories our editors chose for you and the weather for the harbour.</p></div>
+<div class="related-stories"><h4>Related stories</h4><ul>
+  <li><a href="/news/1">City council votes on the new harbour budget this week</a></li>
+  <li><a href="/news/2">Lighthouse keepers remember the storm of the century</a></li>
+  <li><a href="/news/3">Ferry timetable changes for the winter season announced</a></li></ul>
+</div>
+<p>Volunteers will copy every page by the end of the year, so that the archive can lend
+  the books to schools. The last paragraph of the story.</p>
+"""
+
+
+def test_bylines_share_bars_newsletters_and_related_lists_inside_the_article_go() -> None:
+    """trafilatura 2.3.1 alone keeps the byline, the share bar's text, the newsletter box and
+    the related stories that sit inside the ``<article>``: ours drops them by their names,
+    and keeps a container named for content that mentions one of those words."""
+    md = page_markdown(page(NEWS_INSIDE), URL)
+    for gone in (
+        "Jane Reporter",
+        "Share on X",
+        "Email this story",
+        "morning newsletter",
+        "Sign up for the morning briefing",
+        "Related stories",
+        "Lighthouse keepers remember",
+    ):
+        assert gone not in md
+    assert "A content container whose name also mentions reading more is kept." in md
+    assert "The last paragraph of the story." in md
+
+
+@pytest.mark.parametrize(
+    ("names", "boilerplate"),
+    [
+        ("article-byline", True),
+        ("c-share-bar js-share", True),
+        ("relatedpoststitle", True),
+        ("widget_newsletter_signup", True),
+        ("photo-credit", True),
+        ("entry-content-read-more", False),  # named for content too: kept
+        ("post tag-news tag-politics", False),  # WordPress's article classes
+        ("shareholders", False),  # a word that only begins like one
+        ("article-body", False),
+    ],
+)
+def test_boilerplate_is_told_by_its_class_or_id(names: str, boilerplate: bool) -> None:
+    assert is_boilerplate(names) is boilerplate
+
+
+# -- the fast path ----------------------------------------------------------------------------
+
+SEMANTIC = f"""<!doctype html><html><head><title>Guide</title></head><body>
+<header><nav><a href="/">Home</a> <a href="/docs/">Docs</a></nav></header>
+<main><nav class="breadcrumb"><a href="/">Home</a> / <a href="/docs/">Docs</a></nav>
+<h1>Configuring the widget</h1><p>{PROSE}</p>
+<figure><img src="shot.png" alt="The settings"><figcaption>The settings screen</figcaption>
+</figure><p>{PROSE}</p><aside class="related"><a href="other.html">Another guide</a></aside>
+</main><footer><p>Copyright 2026 Example Inc.</p></footer></body></html>"""
+
+
+def test_a_semantic_page_takes_the_fast_path_and_drops_its_named_sections() -> None:
+    assert semantic_main(lxml_html.document_fromstring(SEMANTIC)) is not None
+    md = page_markdown(SEMANTIC, URL)
+    assert md.startswith("# Configuring the widget\n")
+    assert '![The settings](https://example.org/docs/shot.png "The settings screen")' in md
+    for gone in ("Home", "Another guide", "Copyright", "The settings screen\n"):
+        assert gone not in md
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("<p>{PROSE}</p><aside", "<p>{PROSE}</p><div class='ad'>Buy now</div><aside"),
+        ("<main>", "<main><article><p>A teaser</p></article><article>"),
+        ("<main>", "<main><iframe src='https://video.example/'></iframe>"),
+        ("<h1>", "<h1>"),  # (the page as it is, but with two <main>s)
+    ],
+)
+def test_a_div_an_iframe_or_two_articles_send_the_page_to_trafilatura(
+    change: tuple[str, str],
+) -> None:
+    old, new = (part.replace("{PROSE}", PROSE) for part in change)
+    page_html = SEMANTIC.replace(old, new, 1)
+    if old == new:
+        page_html = page_html.replace("</main>", "</main><main><p>More</p></main>")
+    assert semantic_main(lxml_html.document_fromstring(page_html)) is None

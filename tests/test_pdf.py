@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -367,3 +368,42 @@ async def test_a_pdf_is_read_in_a_child_under_the_deadline(pdf_site: PdfSite) ->
         assert late.value.kind == "parse"
         small = await parser.read_pdf(pdf_site.pdfs["untitled"], "http://docs.test/u.pdf")
         assert small.title == "First words here"  # a new child took the late one's place
+
+
+def test_a_304_keeps_a_pdfs_text_without_markdown(pdf_site: PdfSite, tmp_path: Path) -> None:
+    """A re-crawl of a SQLite state answered ``304`` (ETag) keeps the PDF's text (its
+    ``markdown`` field) although the crawl makes no Markdown: it is the PDF's content, read
+    without ``--markdown``; the HTML page keeps none."""
+    body = pdf_site.pdfs["report"]
+    etag = '"report-1"'
+    not_modified: list[str] = []
+
+    async def pdf(request: web.Request) -> web.Response:
+        if request.headers.get("If-None-Match") == etag:
+            not_modified.append(request.path)
+            return web.Response(status=304, headers={"ETag": etag})
+        return web.Response(body=body, content_type="application/pdf", headers={"ETag": etag})
+
+    async def start(request: web.Request) -> web.Response:
+        return html('<a href="/report.pdf">The report</a>', title="Start")
+
+    app = web.Application()
+    app.router.add_get("/", start)
+    app.router.add_get("/report.pdf", pdf)
+    server = ServerThread(app).start()
+    try:
+        state, out = tmp_path / "pdfs.db", tmp_path / "out.jsonl"
+        argv = ["crawl", server.url + "/", "--state", str(state), "-q", "-o", str(out)]
+        assert main(argv) == 0
+        first = {row["url"]: row for row in map(json.loads, out.read_text().splitlines())}
+        assert main(argv) == 0
+        second = {row["url"]: row for row in map(json.loads, out.read_text().splitlines())}
+    finally:
+        server.stop()
+    url = server.url + "/report.pdf"
+    assert not_modified == ["/report.pdf"]
+    assert second[url]["revalidated"] is True and second[url]["page_count"] == 1
+    assert first[url]["markdown"] and "See A gone page for more." in first[url]["markdown"]
+    assert second[url]["markdown"] == first[url]["markdown"]
+    assert second[url]["word_count"] == first[url]["word_count"]
+    assert second[server.url + "/"]["markdown"] is None

@@ -284,7 +284,12 @@ class PageJob:
             response_time_ms=response.elapsed_ms,
             in_sitemap=False,
             revalidated=True,
-            markdown=previous.markdown if self._config.markdown else None,
+            # A PDF's text is its content, read with or without --markdown: always kept.
+            markdown=(
+                previous.markdown
+                if self._config.markdown or previous.page_count is not None
+                else None
+            ),
             etag=response.etag or previous.etag,
             last_modified=response.last_modified or previous.last_modified,
         )

@@ -1,10 +1,12 @@
 """Each page's content as GitHub-flavoured Markdown: :func:`page_markdown` (pure).
 
-``scope="main"`` is the main content: trafilatura chooses it (the best word-shingle F1 of the
-extractors measured, ``bench/RESULTS.md`` section 17), our layer fixes its tree
-(:mod:`._content_tree`: URLs, code languages, quotes, ordered lists) and html-to-markdown
-writes the Markdown. ``scope="full"`` is the whole page the same way, without the choosing.
-Both libraries are the ``markdown`` extra, imported on the first call.
+``scope="main"`` is the main content: a semantic page's one ``<main>`` or ``<article>``
+(:mod:`._content_fast`), else what trafilatura chooses (the best word-shingle F1 of the
+extractors measured, ``bench/RESULTS.md`` sections 17 and 29; boilerplate named by class or id
+out first, :mod:`._content_boiler`); our layer fixes the tree (:mod:`._content_tree`: URLs,
+code languages, quotes, ordered lists) and html-to-markdown writes the Markdown.
+``scope="full"`` is the whole page the same way, without the choosing. Both libraries are
+the ``markdown`` extra, imported on the first call.
 """
 
 from __future__ import annotations

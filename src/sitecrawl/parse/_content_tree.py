@@ -19,11 +19,17 @@ Pure steps over lxml trees, each fixing what a library would get wrong on its ow
 * :func:`~._content_xml.main_html` turns trafilatura's extracted tree into HTML for the
   converter, ordered lists, quotes and code blocks kept (see :mod:`._content_xml`).
 * :func:`full_html` is the whole page with scripts, styles and templates out.
+* A semantic page (:func:`~._content_fast.semantic_main`) skips trafilatura: its main
+  element, prepared, goes to the converter (:func:`~._content_fast.main_content`); any other
+  page loses its boilerplate-named elements (:func:`~._content_boiler.strip_boilerplate`) and
+  goes through :func:`extract` (trafilatura, precision mode first).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import html_to_markdown
 import lxml.html
@@ -32,6 +38,8 @@ from lxml import etree
 
 from .._exceptions import ParseError
 from .._urls import join
+from ._content_boiler import strip_boilerplate
+from ._content_fast import main_content, semantic_main
 from ._content_xml import LANGUAGE_CLASS, code_text, main_html, put_images
 
 #: Not languages: the generic classes highlighters put beside one.
@@ -47,7 +55,7 @@ _NEVER = ("script", "style", "noscript", "template", "svg")
 _FIGURE_CONTENT = ("pre", "table", "blockquote", "ul", "ol", "video", "audio", "iframe")
 #: C0 controls other than tab and line breaks: lxml refuses some, trafilatura drops a page
 #: with a NUL in it.
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CONTROLS = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
 #: Comments out at parse time: a comment's tail is text (``had suffered<!-- --> months``),
 #: and trafilatura drops a comment with its tail.
 _PARSER = lxml.html.HTMLParser(collect_ids=False, remove_comments=True, remove_pis=True)
@@ -56,7 +64,7 @@ _PARSER = lxml.html.HTMLParser(collect_ids=False, remove_comments=True, remove_p
 def document(text: str) -> lxml.html.HtmlElement | None:
     """The page's tree, or None for a page with no markup at all."""
     text = _XML_DECLARATION.sub("", text, count=1)  # lxml refuses a str that declares one
-    text = _CONTROLS.sub("", text)
+    text = text.translate(_CONTROLS)  # (a fifth of a regex's time)
     if not text.strip():
         return None
     try:
@@ -109,14 +117,20 @@ def code_language(pre: lxml.html.HtmlElement) -> str | None:
 
 
 def prepare(
-    tree: lxml.html.HtmlElement, url: str, images: list[tuple[str, str, str]] | None = None
+    tree: lxml.html.HtmlElement,
+    url: str,
+    images: list[tuple[str, str, str]] | None = None,
+    *,
+    root: lxml.html.HtmlElement | None = None,
 ) -> None:
     """Resolve URLs, drop what is never content, and normalize code blocks, in place.
 
     With ``images`` (a list to fill), each image becomes a marker in the text, ``⟦n⟧`` for
     ``images[n]`` = (src, alt, title), and each figure a paragraph: see :func:`put_images`.
+    With ``root``, only that element of ``tree`` is prepared (the fast path's main element).
     """
     base = base_url(tree, url)
+    tree = tree if root is None else root
     for element in list(tree.iter(*_NEVER)):
         element.drop_tree()
     for anchor in list(tree.iter("a")):
@@ -219,34 +233,86 @@ _HTML_OPTIONS = html_to_markdown.ConversionOptions(
 )
 
 
+#: An extraction in precision mode with fewer words than this is made again in the default
+#: mode (precision mode leaves some pages empty: ``bench/RESULTS.md`` section 29).
+PRECISION_FLOOR = 50
+
+
+def extract(tree: lxml.html.HtmlElement, *, include_images: bool = False) -> etree._Element | None:
+    """trafilatura's extracted body (its XML) of the prepared ``tree``, None when it found none.
+
+    Precision mode (``favor_precision``) first: on the article benchmark it drops more of what
+    sits around an article (F1 0.960 -> 0.969 with :func:`strip_boilerplate`, section 29); a
+    page it leaves with fewer than :data:`PRECISION_FLOOR` words is extracted again in the
+    default mode (trafilatura copies the tree: ``tree`` is the same for both).
+    """
+
+    def run(precision: bool) -> etree._Element | None:
+        extracted = trafilatura.bare_extraction(
+            tree,
+            favor_precision=precision,
+            include_comments=False,
+            include_tables=True,
+            include_images=include_images,
+            include_formatting=True,
+            include_links=True,
+            with_metadata=False,
+        )
+        return getattr(extracted, "body", None)
+
+    body = run(True)
+    if body is not None and len(" ".join(map(str, body.itertext())).split()) >= PRECISION_FLOOR:
+        return body
+    fallback = run(False)
+    return fallback if fallback is not None else body
+
+
+def _options_once() -> Callable[[str], Any]:
+    """html-to-markdown's ``convert`` with :data:`_HTML_OPTIONS` turned into its Rust options
+    once: its ``convert`` does that on every call (~0.25 ms, a sixth of a fast-path page).
+    Through the package's private module, so its public ``convert`` when that moved."""
+    try:
+        rust = getattr(html_to_markdown.api, "_rust")  # noqa: B009 (private: no stub)
+        options = html_to_markdown.api._to_rust_conversion_options(_HTML_OPTIONS)
+        rust_convert = rust.convert
+    except AttributeError:  # pragma: no cover - another html-to-markdown
+        return lambda html: html_to_markdown.convert(html, _HTML_OPTIONS)
+    return lambda html: rust_convert(html=html, options=options, visitor=None)
+
+
+_to_markdown = _options_once()
+
+
 def convert(text: str, url: str, scope: str) -> str:
     """The page's Markdown (see :func:`sitecrawl.parse._content.page_markdown`)."""
     tree = document(text)
     if tree is None:
         return ""
-    # Images go through the extraction as markers in the text: an image stays where its text
-    # stays (trafilatura's include_images keeps galleries and captions the text would not).
-    images: list[tuple[str, str, str]] | None = None if scope == "full" or "\u27e6" in text else []
-    prepare(tree, url, images)
-    if scope == "full":
+    main = semantic_main(tree) if scope == "main" else None
+    if main is not None:  # the fast path: the page says where its content is
+        prepare(tree, url, root=main)
+        for figure in list(main.iter("figure")):
+            _flatten_figure(figure)
+        html = main_content(main)
+    elif scope == "full":
+        prepare(tree, url)
         html = full_html(tree)
     else:
-        extracted = trafilatura.bare_extraction(
-            tree,
-            include_comments=False,
-            include_tables=True,
-            include_images=images is None,
-            include_formatting=True,
-            include_links=True,
-            with_metadata=False,
-        )
-        body = getattr(extracted, "body", None)
+        # Images go through the extraction as markers in the text: an image stays where its
+        # text stays (trafilatura's include_images keeps galleries and captions the text
+        # would not).
+        images: list[tuple[str, str, str]] | None = None if "\u27e6" in text else []
+        prepare(tree, url, images)
+        strip_boilerplate(tree)
+        body = extract(tree, include_images=images is None)
         if body is None:
             return ""
         html = put_images(main_html(body), images or [])
     try:
-        result = html_to_markdown.convert(html, _HTML_OPTIONS)
+        result = _to_markdown(html)
     except html_to_markdown.ConversionError as exc:
         raise ParseError(f"Markdown conversion failed: {exc}", url=url) from exc
-    markdown = _BLANK_RUNS.sub("\n\n", (result.content or "").strip())
+    markdown = (result.content or "").strip()
+    if "\n\n\n" in markdown:  # (the test is a tenth of the substitution's time)
+        markdown = _BLANK_RUNS.sub("\n\n", markdown)
     return markdown + "\n" if markdown else ""
