@@ -32,6 +32,7 @@ def build_parser() -> Parser:
         _export,
         _extract,
         _markdown,
+        _mcp,
         _report,
         _sitemap,
         _status,
@@ -53,6 +54,7 @@ def build_parser() -> Parser:
         _explain,
         _extract,
         _diff,
+        _mcp,
     ):
         command.add_command(commands)
     _markdown.add_command(commands)

@@ -1,0 +1,8 @@
+# The public names of sitecrawl.serve, each once (its __init__.py serves them lazily).
+
+from ._mcp import mcp_server as mcp_server
+from ._mcp_http import McpHttp as McpHttp
+from ._mcp_http import mcp_asgi_app as mcp_asgi_app
+from ._monitor import MonitorService as MonitorService
+from ._monitor_routes import monitor_routes as monitor_routes
+from ._monitor_spec import config_from_options as config_from_options
