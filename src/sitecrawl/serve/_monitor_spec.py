@@ -5,8 +5,9 @@ headers, cookies and HTTP auth); :func:`config_from_options` turns crawl options
 config names them into the :class:`~sitecrawl.CrawlConfig` a run crawls with;
 :func:`next_due` says when a monitor runs next (``every`` or ``cron``).
 
-A crawl option is a setting's name (``max_pages``, ``include``, ``delay``) or its dotted path
-when the name alone is ambiguous (``limits.max_pages``, ``render.timeout``). Lists stand for
+A crawl option is a setting's name (``max_pages``, ``include``, ``delay``), its library
+keyword (``timeout``: :class:`~sitecrawl.AsyncCrawler`'s), or its dotted path
+(``limits.max_pages``, ``render.timeout``). Lists stand for
 tuples (``"include": ["/blog/"]``, ``"headers": [["X-Key", "v"]]``); ``extract`` is an object
 ``{name: spec}``. Every mistake is a :class:`~sitecrawl.ConfigError` naming the option.
 """
@@ -18,12 +19,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from functools import cache
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from .._config import CrawlConfig
 from .._diff import DEFAULT_FAIL_ON, KINDS
 from .._exceptions import ConfigError
-from .._settings import settings_of
+from .._settings import keywords_of, settings_of
 
 #: Options a caller of the API may not give: where a crawl starts is ``url``; files and
 #: proxies of the server's machine are the server's.
@@ -59,10 +62,47 @@ def _setting_paths() -> dict[str, tuple[str, ...]]:
         names.setdefault(path[-1], []).append(path)
     found = {".".join(path): path for path in paths}
     found.update({name: where[0] for name, where in names.items() if len(where) == 1})
+    # The library's keywords win (``timeout``: the request's, as AsyncCrawler takes it).
+    found.update({name: path for name, path in keywords_of(CrawlConfig).items() if path in paths})
     return found
 
 
 SETTINGS: dict[str, tuple[str, ...]] = _setting_paths()
+#: Each section of the config (``limits``, ``rules``, ...) by name: its dataclass.
+_SECTIONS: dict[str, Any] = {
+    item.name: item.default_factory
+    for item in dataclasses.fields(CrawlConfig)
+    if "section" in item.metadata
+}
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def _fits(hint: Any, value: Any) -> bool:
+    """Whether a JSON value (lists already tuples) is of a setting's type, as far as its
+    type says: ``int`` (not a bool), ``float`` (an int too), ``bool``, ``str``, ``None``,
+    ``Literal``, unions, ``tuple``; anything else is the config's to check."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is type(None):
+        return value is None
+    if origin is Literal:
+        return value in args
+    if origin in (Union, UnionType):
+        return any(_fits(arg, value) for arg in args)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin is tuple or hint is tuple:
+        return isinstance(value, tuple)
+    return True
 
 
 def _value(path: tuple[str, ...], value: Any) -> Any:
@@ -93,16 +133,16 @@ def config_from_options(url: str, options: Mapping[str, Any]) -> CrawlConfig:
             converted = _value(path, value)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"option {name!r}: {exc}") from None
+        owner = CrawlConfig if len(path) == 1 else _SECTIONS[path[0]]
+        if path != ("extract",) and not _fits(_hints(owner)[path[-1]], converted):
+            raise ConfigError(f"option {name!r}: {value!r} is not of its type")
         if len(path) == 1:
             top[path[0]] = converted
         else:
             sections.setdefault(path[0], {})[path[1]] = converted
-    kinds = {item.name: item.default_factory for item in dataclasses.fields(CrawlConfig)}
     try:
         for section, values in sections.items():
-            build = kinds[section]
-            assert callable(build)
-            top[section] = build(**values)
+            top[section] = _SECTIONS[section](**values)
         return CrawlConfig(base_url=url, **top)
     except ConfigError as exc:
         raise ConfigError(f"{_named(exc, options)}{exc}") from None
