@@ -250,6 +250,11 @@ class MonitorService:
         except SitecrawlError as exc:
             self.store.finished(monitor, crawl=crawl, status="failed", error=str(exc))
             return
+        except Exception as exc:  # the run's guard: one monitor's failure stops no other
+            log.exception("monitor %s: the run failed", monitor)
+            error = f"{type(exc).__name__}: {exc}"
+            self.store.finished(monitor, crawl=crawl, status="failed", error=error)
+            return
         self.store.finished(monitor, crawl=crawl, status="finished", error=None)
         if found is None or secrets.webhook is None:
             return

@@ -28,6 +28,9 @@ from .._diff import Change
 MAX_CHANGES = 50
 #: Changes a Slack message lists at most (a section's text is capped at 3,000 characters).
 SLACK_CHANGES = 10
+#: A Slack listing's characters at most (a section's text may have 3,000), and of a value.
+SLACK_TEXT = 2_800
+SLACK_VALUE = 120
 #: A value in a change row is cut to this many characters.
 MAX_VALUE = 300
 SIGNATURE_HEADER = "X-Sitecrawl-Signature"
@@ -97,15 +100,21 @@ def slack_message(body: dict[str, Any]) -> dict[str, Any]:
     counted = ", ".join(f"{kind}: {n}" for kind, n in summary["counts"].items()) or "no changes"
     failing = f" (failing: {', '.join(body['failing'])})" if body["failing"] else ""
     text = f"sitecrawl: {summary['changes']} changes on {body['url']}{failing}"
-    lines = [
-        f"• `{row['kind']}` {row['url']}"
-        + ("" if row["field"] is None else f" {row['field']}: {row['old']!r} → {row['new']!r}")
-        for row in body["changes"][:SLACK_CHANGES]
-    ]
+    lines: list[str] = []
+    size = 0
+    for row in body["changes"][:SLACK_CHANGES]:
+        line = f"• `{row['kind']}` {row['url'][:SLACK_VALUE]}"
+        if row["field"] is not None:
+            old, new = (repr(row[key])[:SLACK_VALUE] for key in ("old", "new"))
+            line += f" {row['field']}: {old} → {new}"
+        if size + len(line) > SLACK_TEXT:
+            break
+        lines.append(line)
+        size += len(line) + 1
     more = body["changes_total"] - len(lines)
     if more > 0:
         lines.append(f"… and {more} more")
-    listing = "\n".join(lines)[:2900] or "no changes"
+    listing = "\n".join(lines) or "no changes"
     return {
         "text": text,
         "blocks": [
