@@ -24,11 +24,13 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
+    from .._exceptions import MissingExtra
+
     try:
         from ..serve import mcp_server
 
         server = mcp_server(root=args.root)
-    except ImportError:
+    except (ImportError, MissingExtra):
         raise UsageError(
             "sitecrawl mcp needs the serve extra: pip install 'sitecrawl[serve]'"
         ) from None

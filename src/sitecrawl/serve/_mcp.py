@@ -15,9 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from .._exceptions import MissingExtra
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+except ImportError as exc:  # the serve extra: its one line, not a traceback
+    raise MissingExtra(
+        f"the MCP tools need the mcp package: pip install 'sitecrawl[serve]' ({exc.name})",
+        extra="serve",
+    ) from None
 
 from .._version import __version__
 from . import _mcp_work as work

@@ -17,11 +17,18 @@ import hmac
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
-
+from .._exceptions import MissingExtra
 from ._mcp import mcp_server
+
+try:
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.responses import JSONResponse
+    from starlette.types import Receive, Scope, Send
+except ImportError:
+    raise MissingExtra(
+        "the MCP tools over HTTP need the serve extra: pip install 'sitecrawl[serve]'",
+        extra="serve",
+    ) from None
 
 
 def bearer_ok(scope: Scope, token: str) -> bool:

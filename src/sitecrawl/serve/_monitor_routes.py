@@ -17,11 +17,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from .._exceptions import ConfigError, MissingExtra
 
-from .._exceptions import ConfigError
+try:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+except ImportError:
+    raise MissingExtra(
+        "the monitors' API needs starlette: pip install 'sitecrawl[serve]'", extra="serve"
+    ) from None
 
 if TYPE_CHECKING:
     from ._monitor import MonitorService

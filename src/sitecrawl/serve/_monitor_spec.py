@@ -25,7 +25,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from .._config import CrawlConfig
 from .._diff import DEFAULT_FAIL_ON, KINDS
-from .._exceptions import ConfigError
+from .._exceptions import ConfigError, MissingExtra
 from .._settings import keywords_of, settings_of
 
 #: Options a caller of the API may not give: where a crawl starts is ``url``; files and
@@ -175,7 +175,12 @@ def parse_every(value: Any) -> float:
 
 
 def check_cron(expression: Any) -> str:
-    from croniter import croniter  # type: ignore[import-untyped]
+    try:
+        from croniter import croniter  # type: ignore[import-untyped]
+    except ImportError:
+        raise MissingExtra(
+            "cron needs croniter: pip install 'sitecrawl[serve]'", extra="serve"
+        ) from None
 
     if not isinstance(expression, str) or not croniter.is_valid(expression):
         raise ConfigError(f"cron: {expression!r} is not a cron expression ('0 6 * * *')")
