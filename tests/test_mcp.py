@@ -4,6 +4,7 @@ server, behind its bearer token), against real loopback sites."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -61,6 +62,7 @@ async def two_crawls(url: str, path: Path, version: dict[str, str]) -> None:
         version["other"] = title
         async with AsyncCrawler(url, state=path) as crawler:
             await crawler.run()
+    shutil.copy(path, path.with_name("copy.db"))
 
 
 async def exercise(client: Client, site: ServerThread, state: str) -> None:
@@ -85,6 +87,13 @@ async def exercise(client: Client, site: ServerThread, state: str) -> None:
     )
     assert result.structured_content is not None
     assert all("/other" not in page["url"] for page in result.structured_content["pages"])
+
+    result = await client.call_tool(
+        "crawl", {"url": site.url + "/article", "max_pages": 1, "markdown": True}
+    )
+    assert result.structured_content is not None
+    (page,) = result.structured_content["pages"]
+    assert "First paragraph of the article" in page["markdown"]
 
     result = await client.call_tool("markdown", {"url": site.url + "/article"})
     assert result.structured_content is not None, result.content
@@ -116,6 +125,10 @@ async def exercise(client: Client, site: ServerThread, state: str) -> None:
         (site.url + "/other", "Other", "Other, changed")
     ]
     assert diff["since"] == "crawl 1" and diff["until"] == "crawl 2"
+    assert diff["counts"]["title"] == 1 and diff["changes_total"] == len(diff["changes"])
+    result = await client.call_tool("diff", {"state": state, "other": "copy.db"})
+    assert result.structured_content is not None, result.content
+    assert result.structured_content["changes_total"] == 0  # a crawl against itself
 
     # Failures are tool errors of one line.
     result = await client.call_tool("markdown", {"url": site.url + "/missing"})

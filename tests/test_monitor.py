@@ -14,6 +14,7 @@ import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -300,6 +301,24 @@ async def test_bad_monitors_are_refused_naming_the_option(
         assert await get(session, server.url + "/api/monitors") == []
 
 
+async def test_a_cron_monitor_waits_for_its_time(
+    api: Callable[..., UvicornThread], site: ServerThread
+) -> None:
+    server = api()
+    body = {"url": site.url + "/", "cron": "0 6 * * *"}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(server.url + "/api/monitors", json=body) as response:
+            assert response.status == 201
+            view = await response.json()
+        created = datetime.fromtimestamp(view["created"], UTC)
+        six = created.replace(hour=6, minute=0, second=0, microsecond=0)
+        expected = six if six > created else six + timedelta(days=1)
+        assert view["next_run"] == expected.timestamp()
+        await asyncio.sleep(0.6)  # three ticks of the scheduler
+        view = await get(session, f"{server.url}/api/monitors/{view['id']}")
+    assert view["last_started"] is None and not site.traffic.paths
+
+
 async def test_restart_keeps_the_schedule_and_never_runs_twice(
     serve: ServeFn, api: Callable[..., UvicornThread], tmp_path: Path
 ) -> None:
@@ -316,6 +335,9 @@ async def test_restart_keeps_the_schedule_and_never_runs_twice(
         view = await wait_for(lambda: _running(session, hourly))
         async with session.post(hourly + "/run") as response:
             assert response.status == 409
+        async with session.get(hourly + "/diff") as response:  # the run holds its file
+            assert response.status == 409
+            assert "running" in (await response.json())["error"]
         first = await crawled(session, hourly, 1)
         # A second server on the same data would run every monitor twice: it refuses.
         with pytest.raises(StateError, match="another server"):

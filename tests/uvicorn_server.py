@@ -15,7 +15,13 @@ import uvicorn
 class UvicornThread:
     def __init__(self, app: Any) -> None:
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", ws="none"
+            app,
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            lifespan="on",
+            ws="none",
+            timeout_graceful_shutdown=5,
         )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, daemon=True)

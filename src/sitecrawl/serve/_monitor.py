@@ -173,7 +173,8 @@ class MonitorService:
 
     async def diff(self, monitor: str, crawl: int | None = None) -> dict[str, Any] | None:
         """Every change of crawl ``crawl`` (default: the last) since the crawl before it;
-        None for no such monitor or crawl."""
+        None for no such monitor or crawl. While a run holds the file (a crawl locks its state
+        file), :class:`~sitecrawl.StateError`."""
         path = self.store.state_path(monitor)
         if self.store.row(monitor) is None or not path.exists():
             return None

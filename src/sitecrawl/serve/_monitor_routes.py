@@ -6,7 +6,8 @@
 - ``GET /api/monitors`` (newest first), ``GET /api/monitors/{id}`` (with its last
   deliveries, failed ones included), ``DELETE /api/monitors/{id}`` (204);
 - ``POST /api/monitors/{id}/run``: a run now (202; 409 when one is going);
-- ``GET /api/monitors/{id}/diff?crawl=N``: every change of crawl N (default: the last).
+- ``GET /api/monitors/{id}/diff?crawl=N``: every change of crawl N (default: the last);
+  409 while a run holds the monitor's state file.
 
 No answer holds a secret (:meth:`MonitorService._view`). Authentication is the server's
 (its token middleware wraps these routes with the rest).
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .._exceptions import ConfigError, MissingExtra
+from .._exceptions import ConfigError, MissingExtra, StateError
 
 try:
     from starlette.requests import Request
@@ -74,7 +75,12 @@ def monitor_routes(service: MonitorService) -> list[Route]:
         text = request.query_params.get("crawl")
         if text is not None and not text.isdigit():
             return _error(400, "crawl: a crawl number")
-        found = await service.diff(request.path_params["id"], None if text is None else int(text))
+        try:
+            found = await service.diff(
+                request.path_params["id"], None if text is None else int(text)
+            )
+        except StateError as exc:
+            return _error(409, f"the monitor's crawl is running: {exc}")
         return _error(404, "no such monitor or crawl") if found is None else JSONResponse(found)
 
     return [
