@@ -27,10 +27,13 @@ class UvicornThread:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.port = 0
         self.error: BaseException | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def _run(self) -> None:
         try:
-            asyncio.run(self.server.serve())
+            with asyncio.Runner() as runner:
+                self.loop = runner.get_loop()
+                runner.run(self.server.serve())
         except BaseException as exc:  # the test reads it
             self.error = exc
 
@@ -50,5 +53,21 @@ class UvicornThread:
 
     def stop(self) -> None:
         self.server.should_exit = True
-        self._thread.join(30)
-        assert not self._thread.is_alive(), "uvicorn did not stop"
+        self._thread.join(60)
+        if self._thread.is_alive():
+            import sys
+            import traceback
+
+            frame = sys._current_frames()[self._thread.ident]
+            stack = "".join(traceback.format_stack(frame))
+
+            async def tasks() -> str:
+                out = []
+                for task in asyncio.all_tasks():
+                    out.append(repr(task))
+                    for f in task.get_stack():
+                        out.append("  " + "".join(traceback.format_stack(f, 1)))
+                return "\n".join(out)
+
+            stack += asyncio.run_coroutine_threadsafe(tasks(), self.loop).result(5)
+            raise AssertionError(f"uvicorn did not stop:\n{stack}")

@@ -87,6 +87,7 @@ class MonitorService:
         self._crawlers: dict[str, AsyncCrawler] = {}
         self._wake = asyncio.Event()
         self._scheduler: asyncio.Task[None] | None = None
+        self._closing = False
         self._session: aiohttp.ClientSession | None = None
 
     # -- lifetime -------------------------------------------------------------------------
@@ -95,6 +96,7 @@ class MonitorService:
         import aiohttp
 
         self.store.open()
+        self._closing = False
         self._session = aiohttp.ClientSession()
         self._wake = asyncio.Event()
         self._scheduler = asyncio.create_task(self._schedule(), name="sitecrawl monitors")
@@ -110,6 +112,7 @@ class MonitorService:
             self._scheduler.cancel()
             await asyncio.gather(self._scheduler, return_exceptions=True)
             self._scheduler = None
+        self._closing = True  # a run still starting stops as soon as its crawler is open
         for crawler in list(self._crawlers.values()):
             crawler.stop()  # the run ends as Ctrl-C ends a crawl: resumed next time
         runs = list(self._runs.values())
@@ -232,6 +235,8 @@ class MonitorService:
                 config.base_url, config=config, frontier=frontier, keep_pages=False
             ) as crawler:
                 self._crawlers[monitor] = crawler
+                if self._closing:
+                    crawler.stop()
                 try:
                     run = await crawler.run()
                 finally:
