@@ -160,12 +160,13 @@ class MonitorService:
                 await asyncio.wait_for(asyncio.shield(task), STOP_WAIT)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        gone = self.store.remove(monitor)
+        if not self.store.remove(monitor):
+            return False
         path = self.store.state_path(monitor)
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 path.with_name(path.name + suffix).unlink()
-        return gone
+        return True
 
     def run_now(self, monitor: str) -> bool:
         """Start a run now unless one is going (False: none started)."""
