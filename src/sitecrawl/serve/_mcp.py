@@ -52,7 +52,7 @@ def mcp_server(
     state files must be in (relative paths are read from it; the server passes its data
     directory); None lets it read any path (stdio: the user's own machine).
     ``url_allowed(url)``: False refuses a URL (the server's ``--allow-hosts``)."""
-    limits = work.Limits(root=root, url_allowed=url_allowed)
+    reach = work.Reach(root=root, url_allowed=url_allowed)
     server: MCPServer[Any] = MCPServer(
         "sitecrawl",
         version=__version__,
@@ -83,7 +83,7 @@ def mcp_server(
         markdown: bool = False,
     ) -> CrawlResult:
         return await work.crawl(
-            limits, url, max_pages, scope, include or [], exclude or [], markdown=markdown
+            reach, url, max_pages, scope, include or [], exclude or [], markdown=markdown
         )
 
     @server.tool(
@@ -93,7 +93,7 @@ def mcp_server(
         annotations=_READ_ONLY,
     )
     async def markdown(url: Url, scope: Literal["main", "full"] = "main") -> MarkdownResult:
-        return await work.markdown(limits, url, scope)
+        return await work.markdown(reach, url, scope)
 
     @server.tool(
         description="Crawl a site and check its links: the broken ones (HTTP 4xx/5xx or no"
@@ -108,7 +108,7 @@ def mcp_server(
         max_pages: Annotated[int, Field(ge=1, le=work.MAX_CRAWL_PAGES)] = work.DEFAULT_CHECK_PAGES,
         external: bool = False,
     ) -> CheckResult:
-        return await work.check(limits, url, max_pages, external=external)
+        return await work.check(reach, url, max_pages, external=external)
 
     @server.tool(
         description="Fetch one page politely and extract values with rules {name: spec}:"
@@ -121,7 +121,7 @@ def mcp_server(
         url: Url,
         rules: Annotated[dict[str, str], Field(description="name -> spec")],
     ) -> ExtractResult:
-        return await work.extract(limits, url, rules)
+        return await work.extract(reach, url, rules)
 
     @server.tool(
         description="What changed between two crawls kept in sitecrawl state files: state"
@@ -136,6 +136,6 @@ def mcp_server(
         from_crawl: int | None = None,
         to_crawl: int | None = None,
     ) -> DiffResult:
-        return await work.diff(limits, state, other, from_crawl, to_crawl)
+        return await work.diff(reach, state, other, from_crawl, to_crawl)
 
     return server

@@ -17,8 +17,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 from typing_extensions import TypedDict
 
-from .._config import CrawlConfig
-from .._config import Limits as CrawlLimits
+from .._config import CrawlConfig, Limits
 from .._crawler import AsyncCrawler
 from .._diff import Change, ChangeSet
 from .._diff_crawls import between, compare
@@ -45,7 +44,7 @@ MAX_CHANGES = 200
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class Reach:
     """What a tool may reach: state files under ``root`` (None: anywhere), URLs
     ``url_allowed`` accepts."""
 
@@ -127,7 +126,7 @@ class DiffResult(TypedDict):
     truncated: bool
 
 
-def _config(allowed: Limits, url: str, **settings: Any) -> CrawlConfig:
+def _config(allowed: Reach, url: str, **settings: Any) -> CrawlConfig:
     if not url.lower().startswith(("http://", "https://")):
         raise ToolError(f"url: an http:// or https:// URL, not {url!r}")
     try:
@@ -180,7 +179,7 @@ def _cut(text: str | None, limit: int) -> tuple[str | None, bool]:
 
 
 async def crawl(
-    limits: Limits,
+    reach: Reach,
     url: str,
     max_pages: int,
     scope: Any,
@@ -190,10 +189,10 @@ async def crawl(
     markdown: bool,
 ) -> CrawlResult:
     config = _config(
-        limits,
+        reach,
         url,
         rules=Rules(scope=scope, include=tuple(include), exclude=tuple(exclude)),
-        limits=CrawlLimits(max_pages=min(max_pages, MAX_CRAWL_PAGES)),
+        limits=Limits(max_pages=min(max_pages, MAX_CRAWL_PAGES)),
         markdown=markdown,
     )
     pages, stats = await _run(config)
@@ -232,8 +231,8 @@ def _failed(page: Page | None) -> ToolError:
     return ToolError(f"{page.url}: HTTP {page.status}")
 
 
-async def markdown(limits: Limits, url: str, scope: Any) -> MarkdownResult:
-    config = _one_page(_config(limits, url, markdown=True, markdown_scope=scope))
+async def markdown(reach: Reach, url: str, scope: Any) -> MarkdownResult:
+    config = _one_page(_config(reach, url, markdown=True, markdown_scope=scope))
     pages, _ = await _run(config)
     page = pages[0] if pages else None
     if page is None or page.error is not None or (page.status or 0) >= 400:
@@ -250,10 +249,10 @@ async def markdown(limits: Limits, url: str, scope: Any) -> MarkdownResult:
     }
 
 
-async def check(limits: Limits, url: str, max_pages: int, *, external: bool) -> CheckResult:
+async def check(reach: Reach, url: str, max_pages: int, *, external: bool) -> CheckResult:
     from ..audit import LinkChecker, check_outcome, link_targets
 
-    config = _config(limits, url, limits=CrawlLimits(max_pages=min(max_pages, MAX_CRAWL_PAGES)))
+    config = _config(reach, url, limits=Limits(max_pages=min(max_pages, MAX_CRAWL_PAGES)))
     config = replace(config, link_details=True)  # the check reads every page's links
     started = time.monotonic()
     pages, _ = await _run(config)
@@ -299,7 +298,7 @@ def _bounded(value: Any) -> Any:
     return value
 
 
-async def extract(limits: Limits, url: str, rules: Mapping[str, str]) -> ExtractResult:
+async def extract(reach: Reach, url: str, rules: Mapping[str, str]) -> ExtractResult:
     from ..parse import Extraction
 
     if not rules or len(rules) > MAX_RULES:
@@ -308,7 +307,7 @@ async def extract(limits: Limits, url: str, rules: Mapping[str, str]) -> Extract
         compiled = Extraction.from_specs(rules).rules
     except SitecrawlError as exc:
         raise ToolError(f"rules: {exc}") from None
-    config = _one_page(_config(limits, url, extract=compiled))
+    config = _one_page(_config(reach, url, extract=compiled))
     pages, _ = await _run(config)
     page = pages[0] if pages else None
     if page is None or page.error is not None:
@@ -317,12 +316,12 @@ async def extract(limits: Limits, url: str, rules: Mapping[str, str]) -> Extract
     return {"url": page.url, "status": page.status, "values": values}
 
 
-def _state_path(limits: Limits, name: str) -> str:
+def _state_path(reach: Reach, name: str) -> str:
     """A state file the tool may read: under ``root`` when there is one."""
-    if limits.root is None:
+    if reach.root is None:
         path = Path(name).expanduser()
     else:
-        root = Path(limits.root).resolve()
+        root = Path(reach.root).resolve()
         path = (root / name).resolve()
         if not path.is_relative_to(root):
             raise ToolError(f"state: {name} is not in the server's data directory")
@@ -355,15 +354,15 @@ def _result(found: ChangeSet) -> DiffResult:
 
 
 async def diff(
-    limits: Limits, state: str, other: str | None, old: int | None, new: int | None
+    reach: Reach, state: str, other: str | None, old: int | None, new: int | None
 ) -> DiffResult:
-    first = _state_path(limits, state)
+    first = _state_path(reach, state)
     try:
         async with SqliteFrontier(first, create=False) as store:
             if other is not None:
                 if old is not None or new is not None:
                     raise ToolError("from_crawl and to_crawl pick crawls of one state file")
-                second = _state_path(limits, other)
+                second = _state_path(reach, other)
                 async with SqliteFrontier(second, create=False) as newer:
                     return _result(
                         ChangeSet(
