@@ -32,6 +32,7 @@ def build_parser() -> Parser:
         _export,
         _extract,
         _markdown,
+        _mcp,
         _report,
         _serve,
         _sitemap,
@@ -55,6 +56,7 @@ def build_parser() -> Parser:
         _extract,
         _diff,
         _serve,
+        _mcp,
     ):
         command.add_command(commands)
     _markdown.add_command(commands)

@@ -9,8 +9,7 @@ import argparse
 import shlex
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, closing
-from dataclasses import replace
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, UsageError, run_async
@@ -18,7 +17,6 @@ from ._ends import machine_failure
 
 if TYPE_CHECKING:
     from .._diff import Change, ChangeSet
-    from ..frontier import SqliteFrontier
 
 EXIT_CHANGED = 1
 #: Pages linking to a new broken URL a listing names (a row keeps up to 20).
@@ -99,6 +97,7 @@ def _execute(args: argparse.Namespace) -> int:
 
 async def _diff(args: argparse.Namespace) -> ChangeSet:
     from .._diff import ChangeSet
+    from .._diff_crawls import between, compare
     from ..frontier import SqliteFrontier
 
     async with SqliteFrontier(args.states[0], create=False) as first:
@@ -139,55 +138,6 @@ def _same_site(paths: list[str], old: str | None, new: str | None) -> None:
             f"{paths[0]} is a crawl of {old} and {paths[1]} of {new}: two different sites"
             " (--force compares them anyway)"
         )
-
-
-def between(store: SqliteFrontier, path: str, old: int, new: int) -> ChangeSet:
-    """The changes from crawl ``old`` to crawl ``new`` of the state file ``path``, open (a
-    crawl not finished says so: the pages it has not reached yet count as removed)."""
-    from .._diff import ChangeSet
-
-    status = {crawl["id"]: crawl["status"] for crawl in store.crawls()}
-    return ChangeSet(
-        changes=compare(store, old, store, new),
-        since=f"crawl {old}" + ("" if status[old] == "finished" else f" ({status[old]})"),
-        until=f"crawl {new}" + ("" if status[new] == "finished" else f" ({status[new]})"),
-        command=f"{shlex.quote(path)} --from {old} --to {new}",
-        base_url=store.base_url,
-    )
-
-
-def previous_changes(store: SqliteFrontier, path: str) -> ChangeSet | None:
-    """The changes of the current crawl of state file ``path`` since the crawl before it,
-    or None when the file keeps no earlier crawl."""
-    earlier = [crawl["id"] for crawl in store.crawls() if crawl["id"] < store.crawl]
-    return between(store, path, earlier[-1], store.crawl) if earlier else None
-
-
-def compare(
-    old: SqliteFrontier, old_crawl: int, new: SqliteFrontier, new_crawl: int
-) -> list[Change]:
-    """The changes from one crawl to another, most severe first; new broken links with the
-    pages of the newer crawl linking to them."""
-    from .._diff import COLUMNS, merge, ordered
-
-    # Both sides closed before their files are, also when one fails (a corrupt file)
-    with (
-        closing(old.diff_rows(old_crawl, COLUMNS)) as olds,
-        closing(new.diff_rows(new_crawl, COLUMNS)) as news,
-    ):
-        changes = list(merge(olds, news))
-    broken = [change.url for change in changes if change.kind == "new-broken"]
-    if broken:
-        linking = new.referrers(new_crawl, broken)
-
-        def with_referrers(change: Change) -> Change:
-            first, pages, links = linking.get(change.url, ([], 0, 0))
-            return replace(
-                change, linking_pages=pages, linking_links=links, linked_from=tuple(first)
-            )
-
-        changes = [with_referrers(c) if c.kind == "new-broken" else c for c in changes]
-    return ordered(changes)
 
 
 def _write(found: ChangeSet, args: argparse.Namespace) -> int:

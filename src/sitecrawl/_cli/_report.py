@@ -27,9 +27,9 @@ def add_command(commands: Any) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
+    from .._diff_crawls import previous_changes
     from ..frontier import SqliteFrontier
     from ..report import store_report_data
-    from ._diff import previous_changes
     from ._store import default_output, open_store, source_args
 
     check_source(args)
@@ -53,9 +53,9 @@ async def read_report_data(state: str) -> tuple[ReportData, ChangeSet | None]:
     """The report's data of the crawl in the state file ``state``, read from the store in two
     streamed passes (:mod:`sitecrawl.report._build`), and its changes since the crawl
     before it when the file keeps one."""
+    from .._diff_crawls import previous_changes
     from ..frontier import SqliteFrontier
     from ..report import store_report_data
-    from ._diff import previous_changes
 
     async with SqliteFrontier(state, create=False) as store:
         return await store_report_data(store), previous_changes(store, state)

@@ -1,6 +1,8 @@
 """The server's ASGI app (Starlette): the JSON API (:mod:`._api`), its OpenAPI document, the
-web UI (:mod:`._ui`), all behind the bearer token (:mod:`._auth`); the crawl manager
-(:mod:`._crawls`) lives as long as the app (its lifespan)."""
+web UI (:mod:`._ui`), the monitors (:mod:`._monitor_routes`) and the MCP tools at ``/mcp``
+(:mod:`._mcp_http`), all behind the bearer token (:mod:`._auth`); the crawl manager
+(:mod:`._crawls`), the monitor service and the MCP sessions live as long as the app (its
+lifespan). ``--allow-hosts`` holds for all three."""
 
 from __future__ import annotations
 
@@ -11,14 +13,18 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from .._version import __version__
 from ._api import ENDPOINTS, guarded
 from ._auth import BearerAuth
 from ._config import ServeConfig
 from ._crawls import CrawlManager
+from ._mcp_http import mcp_asgi_app
+from ._monitor import MonitorService
+from ._monitor_routes import monitor_routes
 from ._openapi import openapi
+from ._policy import host_allowed
 from ._ui import ROUTES as UI_ROUTES
 
 TITLE = "sitecrawl server"
@@ -42,18 +48,23 @@ def build_app(config: ServeConfig) -> Starlette:
 
     routes.append(Route("/openapi.json", document, methods=["GET"]))
     routes += UI_ROUTES
-    # -- mount points for the monitors and MCP (issue 34) ---------------------------------
-    # The monitors' routes go here: routes += monitor_routes(manager) (/api/monitors...);
-    # their Endpoint rows join the OpenAPI document: openapi(..., [*ENDPOINTS, *theirs]).
-    # The MCP server mounts here: routes.append(Mount("/mcp", app=mcp_asgi_app)), its session
-    # manager entered in lifespan() below. BearerAuth wraps the whole app: both are covered.
-    # ---------------------------------------------------------------------------------------
+
+    def url_allowed(url: str) -> bool:
+        return host_allowed(url, config.allow_hosts) is None
+
+    # The monitors and the MCP tools: BearerAuth wraps the whole app, so both are covered
+    # (the MCP app checks the same token itself too: without one it serves loopback names).
+    monitors = MonitorService(config.data, url_allowed=url_allowed)
+    routes += monitor_routes(monitors)
+    mcp = mcp_asgi_app(config.token, root=config.data, url_allowed=url_allowed)
+    routes.append(Mount("/mcp", app=mcp))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await manager.start()
         try:
-            yield
+            async with monitors, mcp.lifespan():
+                yield
         finally:
             await manager.close()
 

@@ -1,0 +1,307 @@
+"""A monitor as the API is given it, checked (pure, no I/O): :func:`parse_monitor` turns the
+JSON body of ``POST /api/monitors`` into a :class:`MonitorSpec` (what may be shown) and its
+:class:`Secrets` (what is never shown: the webhook URL, its signing secret, the crawl's
+headers, cookies and HTTP auth); :func:`config_from_options` turns crawl options named as the
+config names them into the :class:`~sitecrawl.CrawlConfig` a run crawls with;
+:func:`next_due` says when a monitor runs next (``every`` or ``cron``).
+
+A crawl option is a setting's name (``max_pages``, ``include``, ``delay``), its library
+keyword (``timeout``: :class:`~sitecrawl.AsyncCrawler`'s), or its dotted path
+(``limits.max_pages``, ``render.timeout``). Lists stand for
+tuples (``"include": ["/blog/"]``, ``"headers": [["X-Key", "v"]]``); ``extract`` is an object
+``{name: spec}``. Every mistake is a :class:`~sitecrawl.ConfigError` naming the option.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from .._config import CrawlConfig
+from .._diff import DEFAULT_FAIL_ON, KINDS
+from .._exceptions import ConfigError, MissingExtra
+from .._settings import keywords_of, settings_of
+
+#: Options a caller of the API may not give: where a crawl starts is ``url``; files and
+#: proxies of the server's machine are the server's.
+REFUSED = frozenset(
+    {
+        "base_url",
+        "start_urls",
+        "cookie_file",
+        "proxy",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "browser",
+        "render.browser",
+        "processes",
+    }
+)
+#: The credentials among the options: kept encrypted with the monitor, never shown.
+CREDENTIALS = frozenset({"headers", "cookies", "auth"})
+#: ``every`` at least this many seconds (tests use seconds; a site deserves more).
+MIN_EVERY = 1.0
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_EVERY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+Format = Literal["json", "slack"]
+Notify = Literal["changes", "fail_on"]
+
+
+def _setting_paths() -> dict[str, tuple[str, ...]]:
+    """Each setting by its dotted path, and by its name when no other setting has it."""
+    paths = [item.path for item in settings_of(CrawlConfig)]
+    names: dict[str, list[tuple[str, ...]]] = {}
+    for path in paths:
+        names.setdefault(path[-1], []).append(path)
+    found = {".".join(path): path for path in paths}
+    found.update({name: where[0] for name, where in names.items() if len(where) == 1})
+    # The library's keywords win (``timeout``: the request's, as AsyncCrawler takes it).
+    found.update({name: path for name, path in keywords_of(CrawlConfig).items() if path in paths})
+    return found
+
+
+SETTINGS: dict[str, tuple[str, ...]] = _setting_paths()
+#: Each section of the config (``limits``, ``rules``, ...) by name: its dataclass.
+_SECTIONS: dict[str, Any] = {
+    item.name: item.default_factory
+    for item in dataclasses.fields(CrawlConfig)
+    if "section" in item.metadata
+}
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def _fits(hint: Any, value: Any) -> bool:
+    """Whether a JSON value (lists already tuples) is of a setting's type, as far as its
+    type says: ``int`` (not a bool), ``float`` (an int too), ``bool``, ``str``, ``None``,
+    ``Literal``, unions, ``tuple``; anything else is the config's to check."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is type(None):
+        return value is None
+    if origin is Literal:
+        return value in args
+    if origin in (Union, UnionType):
+        return any(_fits(arg, value) for arg in args)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin is tuple or hint is tuple:
+        return isinstance(value, tuple)
+    return True
+
+
+def _value(path: tuple[str, ...], value: Any) -> Any:
+    """A JSON value as the setting takes it: lists as tuples (of tuples), rules compiled."""
+    if path == ("extract",):
+        from ..parse import Extraction
+
+        if not isinstance(value, Mapping):
+            raise ConfigError("extract is an object {name: spec}")
+        return Extraction.from_specs(value).rules
+    if isinstance(value, list):
+        return tuple(tuple(item) if isinstance(item, list) else item for item in value)
+    return value
+
+
+def config_from_options(url: str, options: Mapping[str, Any]) -> CrawlConfig:
+    """The config of a crawl of ``url`` with ``options`` (setting name -> JSON value).
+
+    Raises :class:`~sitecrawl.ConfigError` naming the option that is unknown, refused or
+    wrong."""
+    top: dict[str, Any] = {}
+    sections: dict[str, dict[str, Any]] = {}
+    for name, value in options.items():
+        path = SETTINGS.get(name)
+        if path is None or name in REFUSED or ".".join(path) in REFUSED:
+            raise ConfigError(f"option {name!r}: not a crawl option this API takes")
+        try:
+            converted = _value(path, value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"option {name!r}: {exc}") from None
+        owner = CrawlConfig if len(path) == 1 else _SECTIONS[path[0]]
+        if path != ("extract",) and not _fits(_hints(owner)[path[-1]], converted):
+            raise ConfigError(f"option {name!r}: {value!r} is not of its type")
+        if len(path) == 1:
+            top[path[0]] = converted
+        else:
+            sections.setdefault(path[0], {})[path[1]] = converted
+    try:
+        for section, values in sections.items():
+            top[section] = _SECTIONS[section](**values)
+        return CrawlConfig(base_url=url, **top)
+    except ConfigError as exc:
+        raise ConfigError(f"{_named(exc, options)}{exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{_named(exc, options)}{exc}") from None
+
+
+def _named(exc: Exception, options: Mapping[str, Any]) -> str:
+    """``option 'x': `` when the error's text names one of the options given, else nothing."""
+    text = str(exc)
+    for name in options:
+        if name.rpartition(".")[2] in text:
+            return f"option {name!r}: "
+    return ""
+
+
+def parse_every(value: Any) -> float:
+    """``every``: seconds (a number), or ``"30s"``, ``"15m"``, ``"1h"``, ``"1d"``."""
+    if isinstance(value, bool):
+        raise ConfigError("every: a number of seconds or a duration like '15m'")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str) and (match := _EVERY.match(value)):
+        seconds = float(match[1]) * _UNITS[match[2] or "s"]
+    else:
+        raise ConfigError(f"every: {value!r} is not a duration ('30s', '15m', '1h', '1d')")
+    if seconds < MIN_EVERY:
+        raise ConfigError(f"every: at least {MIN_EVERY:g} second")
+    return seconds
+
+
+def check_cron(expression: Any) -> str:
+    try:
+        from croniter import croniter  # type: ignore[import-untyped]
+    except ImportError:
+        raise MissingExtra(
+            "cron needs croniter: pip install 'sitecrawl[serve]'", extra="serve"
+        ) from None
+
+    if not isinstance(expression, str) or not croniter.is_valid(expression):
+        raise ConfigError(f"cron: {expression!r} is not a cron expression ('0 6 * * *')")
+    return expression
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Secrets:
+    """What a monitor keeps encrypted and the API never returns."""
+
+    webhook: str | None = None
+    secret: str | None = None
+    credentials: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"webhook": self.webhook, "secret": self.secret, "credentials": self.credentials}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Secrets:
+        return cls(
+            webhook=data.get("webhook"),
+            secret=data.get("secret"),
+            credentials=dict(data.get("credentials") or {}),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MonitorSpec:
+    """A monitor's schedule, delivery and crawl options (no secret among them)."""
+
+    url: str
+    every: float | None = None
+    cron: str | None = None
+    format: Format = "json"
+    notify: Notify = "changes"
+    fail_on: tuple[str, ...] = DEFAULT_FAIL_ON
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "every": self.every,
+            "cron": self.cron,
+            "format": self.format,
+            "notify": self.notify,
+            "fail_on": list(self.fail_on),
+            "options": self.options,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MonitorSpec:
+        return cls(
+            url=data["url"],
+            every=data.get("every"),
+            cron=data.get("cron"),
+            format=data.get("format") or "json",
+            notify=data.get("notify") or "changes",
+            fail_on=tuple(data.get("fail_on") or ()),
+            options=dict(data.get("options") or {}),
+        )
+
+
+#: The body's own keys; every other key is a crawl option.
+_OWN = ("url", "every", "cron", "webhook", "secret", "format", "notify", "fail_on")
+
+
+def parse_monitor(body: Any) -> tuple[MonitorSpec, Secrets]:
+    """A monitor from the JSON body of ``POST /api/monitors`` (a :class:`ConfigError`
+    naming what is wrong). Its crawl options are checked by building the config."""
+    if not isinstance(body, Mapping):
+        raise ConfigError("the body is a JSON object")
+    url = body.get("url")
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        raise ConfigError("url: an http:// or https:// URL")
+    if ("every" in body) == ("cron" in body):
+        raise ConfigError("give every (seconds, '15m', '1h') or cron ('0 6 * * *'), one of them")
+    every = parse_every(body["every"]) if "every" in body else None
+    cron = check_cron(body["cron"]) if "cron" in body else None
+    webhook = body.get("webhook")
+    if webhook is not None and (
+        not isinstance(webhook, str) or not webhook.lower().startswith(("http://", "https://"))
+    ):
+        raise ConfigError("webhook: an http:// or https:// URL")
+    secret = body.get("secret")
+    if secret is not None and (not isinstance(secret, str) or not secret):
+        raise ConfigError("secret: a non-empty string")
+    format_ = body.get("format", "json")
+    if format_ not in ("json", "slack"):
+        raise ConfigError("format: json or slack")
+    notify = body.get("notify", "changes")
+    if notify not in ("changes", "fail_on"):
+        raise ConfigError("notify: changes (any change) or fail_on (only the fail_on kinds)")
+    fail_on = body.get("fail_on", list(DEFAULT_FAIL_ON))
+    if not isinstance(fail_on, list) or not all(isinstance(kind, str) for kind in fail_on):
+        raise ConfigError("fail_on: a list of change kinds")
+    unknown = [kind for kind in fail_on if kind not in KINDS]
+    if unknown:
+        raise ConfigError(f"fail_on: unknown kind {unknown[0]!r} (kinds: {', '.join(KINDS)})")
+    options = {key: value for key, value in body.items() if key not in _OWN}
+    credentials = {key: options.pop(key) for key in list(options) if key in CREDENTIALS}
+    config_from_options(url, {**options, **credentials})  # every option checked now
+    spec = MonitorSpec(
+        url=url,
+        every=every,
+        cron=cron,
+        format=format_,
+        notify=notify,
+        fail_on=tuple(fail_on),
+        options=options,
+    )
+    return spec, Secrets(webhook=webhook, secret=secret, credentials=credentials)
+
+
+def next_due(spec: MonitorSpec, last_started: float | None, created: float) -> float:
+    """When the monitor runs next (a Unix time): at once when it never ran; ``every``
+    seconds after its last run began; or the cron expression's next time after that (after
+    its creation when it never ran: a cron monitor waits for its time)."""
+    if spec.every is not None:
+        return created if last_started is None else last_started + spec.every
+    from croniter import croniter
+
+    assert spec.cron is not None
+    base = datetime.fromtimestamp(last_started if last_started is not None else created, UTC)
+    return float(croniter(spec.cron, base).get_next(float))
