@@ -362,10 +362,9 @@ class Pipeline:
         pool = self._crawl.client.connection_pool
         connection = await pool.get_connection()
         try:
-            commands = [("EVALSHA", s.sha, numkeys, *words) for s, words, numkeys, _ in batch]
-            await connection.send_packed_command(connection.pack_commands(commands))
+            await connection.send_packed_command(_pack(batch), check_health=False)
             replies: list[Any] = []
-            for _ in commands:
+            for _ in batch:
                 try:
                     replies.append(await connection.read_response())
                 except errors.ResponseError as exc:
@@ -376,6 +375,18 @@ class Pipeline:
             raise
         finally:
             await pool.release(connection)
+
+
+def _pack(batch: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]]) -> bytes:
+    """The batch's EVALSHA commands in Redis's protocol (RESP), as redis-py packs them (str
+    as UTF-8, numbers as their repr), in fewer steps."""
+    out: list[bytes] = []
+    for script, words, numkeys, _ in batch:
+        out.append(b"*%d\r\n$7\r\nEVALSHA\r\n" % (len(words) + 3))
+        for word in (script.sha, numkeys, *words):
+            data = word.encode() if isinstance(word, str) else repr(word).encode()
+            out.append(b"$%d\r\n%b\r\n" % (len(data), data))
+    return b"".join(out)
 
 
 def _glob_escape(text: str) -> str:
