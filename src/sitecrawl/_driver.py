@@ -39,7 +39,7 @@ from .sinks import Sink
 if TYPE_CHECKING:
     from ._config import CrawlConfig
     from ._crawler import AsyncCrawler
-    from .frontier import CrawlStatus, RedisFrontier
+    from .frontier import CrawlStatus, SharedFrontier
     from .throttle import Throttle
 
 #: ``() -> async context manager`` entered around the crawl itself (a progress display).
@@ -82,10 +82,12 @@ class CrawlDriver:
         each page as it completes; at ``stop_at`` (a :func:`time.monotonic` time) stop as
         :meth:`~sitecrawl.AsyncCrawler.stop` does. ``watch()`` is entered around the crawl
         itself (the command line's progress). Returns how it went (:class:`CrawlRun`)."""
-        from .frontier import RedisFrontier  # (redis itself is imported when it is opened)
+        from .frontier import RedisFrontier, RedisShards  # (redis: imported when opened)
 
         crawler: AsyncCrawler = self  # type: ignore[assignment]
-        if isinstance(crawler.frontier, RedisFrontier):  # shared: follow the stored pages
+        if isinstance(
+            crawler.frontier, RedisFrontier | RedisShards
+        ):  # shared: follow the stored pages
             return await _run_shared(crawler, crawler.frontier, sinks, stop_at, watch)
         return await _run_local(crawler, sinks, stop_at, watch)
 
@@ -168,7 +170,7 @@ def _stops_at(crawler: AsyncCrawler, when: float | None) -> Iterator[None]:
 # -- a crawl shared through Redis -----------------------------------------------------------
 
 
-def shared_settings(frontier: RedisFrontier, config: CrawlConfig) -> tuple[CrawlConfig, Throttle]:
+def shared_settings(frontier: SharedFrontier, config: CrawlConfig) -> tuple[CrawlConfig, Throttle]:
     """One worker's part of a crawl kept in Redis (``frontier``, open), for an
     :class:`~sitecrawl.AsyncCrawler` given ``frontier``: the crawl-wide settings stored with
     it (the lease TTL; the page budget, counted in Redis for all workers together, so not by
@@ -184,7 +186,7 @@ def shared_settings(frontier: RedisFrontier, config: CrawlConfig) -> tuple[Crawl
     return config, throttle
 
 
-def stored_settings(frontier: RedisFrontier) -> dict[str, Any]:
+def stored_settings(frontier: SharedFrontier) -> dict[str, Any]:
     """Take the crawl-wide settings every worker (and ``status``) reads from the crawl's
     stored config: the lease TTL and the page budget. Returns the stored config."""
     stored = frontier.config or {}
@@ -201,7 +203,7 @@ def per_host(stored: dict[str, Any] | None) -> int:
 
 async def _run_shared(
     crawler: AsyncCrawler,
-    frontier: RedisFrontier,
+    frontier: SharedFrontier,
     sinks: Sequence[Sink],
     stop_at: float | None,
     watch: Watch | None,
@@ -242,7 +244,7 @@ def first_error(group: BaseException) -> StateError:
     return group
 
 
-async def failed_start(frontier: RedisFrontier, status: CrawlStatus) -> Page | None:
+async def failed_start(frontier: SharedFrontier, status: CrawlStatus) -> Page | None:
     """The start page, when the whole shared crawl is that one page and it failed."""
     if status.done == 1 and not status.queued and not status.in_flight:
         async for page in frontier.pages():
@@ -255,7 +257,9 @@ class PageFollower:
     """Writes a shared crawl's stored pages, every worker's, to ``sinks`` as they are
     stored (all of them, each once, in the order they were stored)."""
 
-    def __init__(self, frontier: RedisFrontier, sinks: Sequence[Sink], every: float = 0.25) -> None:
+    def __init__(
+        self, frontier: SharedFrontier, sinks: Sequence[Sink], every: float = 0.25
+    ) -> None:
         self.frontier = frontier
         self.sinks = sinks
         self.every = every

@@ -141,6 +141,10 @@ class RedisFrontier(RedisCrawl, Frontier):
         self._ends: list[tuple[str, str, bool, Sequence[Request], asyncio.Future[int]]] = []
         self._ender: asyncio.Task[None] | None = None
 
+    def shard_for(self, host: str) -> RedisFrontier:
+        """The instance holding ``host``'s politeness: this one (see RedisShards)."""
+        return self
+
     # -- lifetime ---------------------------------------------------------------------------
 
     async def open(self) -> None:
