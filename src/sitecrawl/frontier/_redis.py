@@ -37,7 +37,9 @@ leaving ``working()`` (or closing) hands back those not handed out.
 links in the same script) stores a page only for the worker that holds the lease, or when the
 lease had expired and the request waits in the queue again: a page is stored once, and it
 returns once Redis has it. Calls made while others are on the wire go together in one round
-trip (:class:`~._redis_crawl.Pipeline`).
+trip (:class:`~._redis_crawl.Pipeline`), and the leases ended while one ``DONE`` call is on the
+wire end together in the next (one script for all). A worker does not send again the links it
+knows are seen (the fingerprints it sent and Redis answered, up to ``_KNOWN_MAX``).
 
 A lost connection is retried (redis-py's ``Retry`` with exponential backoff, then a reconnect
 loop of up to ``reconnect_timeout`` seconds around every call); scripts are idempotent enough
@@ -312,12 +314,12 @@ class RedisFrontier(RedisCrawl, Frontier):
                 keys = [self._k_counts, self._k_queue, self._k_leases, self._k_pages]
                 args: list[str | int] = [self.token]
                 sent: set[int] = set()
-                for key, record, error, links, _ in batch:
-                    args += [self._leases[key], record, int(error), 0]
-                    at = len(args) - 1
-                    args[at] = self._add_args(links, keys, args, sent)
                 script = self._scripts["done"]
                 try:
+                    for key, record, error, links, _ in batch:
+                        args += [self._leases[key], record, int(error), 0]  # KeyError: not held
+                        at = len(args) - 1
+                        args[at] = self._add_args(links, keys, args, sent)
                     added: list[int] = await self.call(lambda: script(keys, args))  # noqa: B023
                 except BaseException as exc:
                     for *_, future in batch:
