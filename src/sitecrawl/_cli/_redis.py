@@ -132,11 +132,13 @@ def crawl_id_of(text: str) -> str:
     return text.replace(":", "_")
 
 
-def frontier_for(urls: list[str], crawl_id: str, **options: Any) -> SharedFrontier:
-    """The crawl's frontier (not yet open): one Redis, or the shards of several; usage errors
-    for a bad URL or id, or no redis."""
+def frontier_for(urls: str | list[str], crawl_id: str, **options: Any) -> SharedFrontier:
+    """The crawl's frontier (not yet open): one Redis, or the shards of several (``urls``: one
+    URL, or ``--redis``'s list); usage errors for a bad URL or id, or no redis."""
     from ..frontier import RedisFrontier, RedisShards, import_redis
 
+    if isinstance(urls, str):
+        urls = [urls]
     if not urls:
         raise UsageError("--redis needs a URL")
     checked = [check_url(url) for url in urls]

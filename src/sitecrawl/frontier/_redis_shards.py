@@ -206,6 +206,9 @@ class RedisShards(Frontier):
     async def add(self, requests: Sequence[Request]) -> int:
         parts = self._split(requests)
         added = await asyncio.gather(*(self.shards[i].add(part) for i, part in parts.items()))
+        for i, n in zip(parts, added, strict=True):
+            if n:  # queued there: next() asks it again at once
+                self._empty_until[i] = 0.0
         return sum(added)
 
     async def claim(self, key: str) -> bool:
@@ -214,7 +217,7 @@ class RedisShards(Frontier):
     async def next(self) -> Request | None:
         """A lease from the next shard in turn that has one (each call starts at the next
         shard, so the shards' hosts are crawled side by side); a shard that had nothing is
-        skipped for ``poll_interval``."""
+        skipped for ``poll_interval``, unless this process queued something there since."""
         self.check()
         n = len(self.shards)
         now = time.monotonic()
@@ -222,7 +225,7 @@ class RedisShards(Frontier):
         self._turn = (start + 1) % n
         for step in range(n):
             i = (start + step) % n
-            if self._empty_until[i] > now and step < n - 1:
+            if self._empty_until[i] > now:  # nothing there lately: other processes may add
                 continue
             shard = self.shards[i]
             request = await shard.next()
@@ -251,8 +254,14 @@ class RedisShards(Frontier):
         added = 0
         if others:
             counts = await asyncio.gather(*(self.shards[i].add(p) for i, p in others.items()))
+            for i, n in zip(others, counts, strict=True):
+                if n:
+                    self._empty_until[i] = 0.0
             added = sum(counts)
-        added += await shard.complete(request, page, own)
+        queued = await shard.complete(request, page, own)
+        if queued or page is None:  # links queued, or the request back in the queue
+            self._empty_until[self.shards.index(shard)] = 0.0
+        added += queued
         del self._owner[request.key]
         return added
 
