@@ -99,8 +99,10 @@ def scaling(
     options = ["-c", str(concurrency), "--per-host", "64", "-q"]
     seed = sitecrawl(src, "crawl", url, "--redis", redis_url, "--crawl-id", crawl_id, *options)
     processes = [seed]
+    polls = 1
     while not client.exists(f"sitecrawl:{{{crawl_id}}}:config"):
         time.sleep(0.01)
+        polls += 1
     for _ in range(workers - 1):
         join = ["--redis", redis_url, "--crawl-id", crawl_id, "-c", str(concurrency), "-q"]
         processes.append(sitecrawl(src, "worker", *join))
@@ -114,6 +116,10 @@ def scaling(
     stats: dict[str, Any] = client.info("stats")  # type: ignore[assignment]
     scripts: dict[str, Any] = client.info("commandstats")  # type: ignore[assignment]
     calls = scripts.get("cmdstat_evalsha", {}).get("calls", 0)
+    # Every command Redis ran for the crawl, the scripts' inner calls included (this
+    # process's polls for the crawl's config and its INFO calls left out).
+    ours = {"cmdstat_info", "cmdstat_config|resetstat", "cmdstat_config"}
+    commands = sum(v.get("calls", 0) for k, v in scripts.items() if k not in ours) - polls - 1
     client.delete(*client.keys(f"sitecrawl:{{{crawl_id}}}:*"))
     client.close()
     return {
@@ -129,6 +135,10 @@ def scaling(
         "cores_busy": (cpu + redis_cpu + nginx_cpu) / elapsed,
         "round_trips_per_page": stats["total_reads_processed"] / done,
         "script_calls_per_page": calls / done,
+        "commands_per_page": commands / done,
+        # CPU a page: the worker processes (their parsers included), and redis-server's.
+        "cpu_us_per_page": cpu / done * 1e6,
+        "redis_cpu_us_per_page": redis_cpu / done * 1e6,
     }
 
 
@@ -211,6 +221,9 @@ def rounds(
             # CPU: the crawl's processes and redis-server's, against the in-memory crawl's.
             total = result["cpu_seconds"] + result["redis_cpu_seconds"]
             row[f"{tree}_{n}_cpu_of_memory"] = alone["cpu_seconds"] / total
+            # The workers' CPU a page (redis-server apart) over the in-memory crawl's (both
+            # crawl the whole site: the same pages).
+            row[f"{tree}_{n}_worker_cpu_x_memory"] = result["cpu_seconds"] / alone["cpu_seconds"]
         for tree in trees:
             if 1 in workers and 2 in workers:
                 row[f"{tree}_2_of_1"] = row[f"{tree}_1"]["seconds"] / row[f"{tree}_2"]["seconds"]
@@ -221,13 +234,16 @@ def rounds(
         runs.append(row)
     medians: dict[str, float] = {}
     for key in runs[0]:
-        if key.endswith(("_of_memory", "_of_1", "cores_busy")):
+        if key.endswith(("_of_memory", "_of_1", "cores_busy", "_x_memory", "memory_cpu_seconds")):
             medians[key] = statistics.median(run[key] for run in runs)
     for tree in trees:
         for n in workers:
             for what in (
                 "round_trips_per_page",
                 "script_calls_per_page",
+                "commands_per_page",
+                "cpu_us_per_page",
+                "redis_cpu_us_per_page",
                 "pages_per_s",
                 "cpu_seconds",
                 "redis_cpu_seconds",

@@ -11,8 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from redis_server import shared_server
-from sitecrawl.frontier import Frontier, MemoryFrontier, RedisFrontier, SqliteFrontier
+from redis_server import second_server, shared_server
+from sitecrawl.frontier import (
+    Frontier,
+    MemoryFrontier,
+    RedisFrontier,
+    RedisShards,
+    SqliteFrontier,
+)
 
 BASE_URL = "http://site.test/"
 
@@ -35,6 +41,14 @@ BACKENDS: tuple[Backend, ...] = (
         "redis",
         # One crawl per test directory, in the session's redis-server.
         lambda place: RedisFrontier(shared_server().url, crawl_id=place.name, base_url=BASE_URL),
+        durable=True,
+    ),
+    Backend(
+        "redis-shards",
+        # The crawl spread over two servers by host (site.test's shard holds it all).
+        lambda place: RedisShards(
+            [shared_server().url, second_server().url], crawl_id=place.name, base_url=BASE_URL
+        ),
         durable=True,
     ),
 )

@@ -98,3 +98,17 @@ def shared_server() -> RedisServer:
         atexit.register(_shared.stop)
         atexit.register(shutil.rmtree, directory, True)
     return _shared
+
+
+_second: RedisServer | None = None
+
+
+def second_server() -> RedisServer:
+    """Another non-persistent server for the session (the second shard of sharded crawls)."""
+    global _second
+    if _second is None:
+        directory = Path(tempfile.mkdtemp(prefix="sitecrawl-redis-"))
+        _second = RedisServer(directory).start()
+        atexit.register(_second.stop)
+        atexit.register(shutil.rmtree, directory, True)
+    return _second

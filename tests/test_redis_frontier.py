@@ -81,3 +81,50 @@ async def test_scripts_flushed_from_redis_are_loaded_again() -> None:
         added = await asyncio.gather(frontier.add(requests(5)), frontier.claim("x"))
         assert added == [2, True]
         await frontier.drop()
+
+
+async def test_leases_ended_together_go_in_one_script_links_known_are_not_sent_again() -> None:
+    """Pages completed while a call is on the wire are stored by one script call; a worker
+    does not send the links it already sent (Redis has them), and each completion still
+    counts only the links it queued."""
+    server = shared_server()
+    frontier = RedisFrontier(server.url, crawl_id="ends", base_url=BASE, lease_batch=8)
+    async with frontier, frontier.working():
+        await frontier.add(requests(8))
+        leased = [await frontier.next() for _ in range(8)]
+        links = [
+            Request(url=BASE + f"l{i}", key=url_key(BASE + f"l{i}"), depth=1) for i in range(3)
+        ]
+        client = aioredis.Redis(port=server.port, decode_responses=True)
+        await client.config_resetstat()
+        added = await asyncio.gather(
+            *(frontier.complete(r, Page(url=r.url, status=200), links) for r in leased if r)
+        )
+        assert sorted(added) == [0] * 7 + [3]  # the first to queue them counts them
+        stats = await client.info("commandstats")
+        assert stats["cmdstat_evalsha"]["calls"] <= 2  # not 8
+        assert stats["cmdstat_sadd"]["calls"] == 3  # each link sent once
+        again = await frontier.add([*links, *requests(8)])  # all known: nothing sent
+        assert again == 0
+        assert (await client.info("commandstats"))["cmdstat_evalsha"]["calls"] <= 2
+        status = await frontier.status()
+        assert (status.done, status.queued, status.in_flight, status.seen) == (8, 3, 0, 11)
+        await client.aclose()
+        await frontier.drop()
+
+
+async def test_an_expired_lease_of_an_older_sitecrawl_goes_back_to_the_queue() -> None:
+    """Leases written before they named their worker (the bare member) are reclaimed too."""
+    server = shared_server()
+    frontier = RedisFrontier(server.url, crawl_id="older", base_url=BASE, lease_ttl=0.2)
+    async with frontier, frontier.working():
+        client = aioredis.Redis(port=server.port, decode_responses=True)
+        member = f"0\n{url_key(BASE + 'old')}\n{BASE}old"
+        await client.zadd("sitecrawl:{older}:leases", {member: 0})
+        request = await frontier.next()
+        assert request is not None and request.url == BASE + "old"
+        await frontier.mark_done(request, Page(url=request.url, status=200))
+        status = await frontier.status()
+        assert (status.done, status.reclaimed, status.in_flight) == (1, 1, 0)
+        await client.aclose()
+        await frontier.drop()

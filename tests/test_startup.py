@@ -130,6 +130,7 @@ def test_the_default_state_is_named_by_host_and_scope(
 #: (together they were ~5 % of a 5,000-page crawl's event loop instructions; RESULTS §28).
 FEATURE_MODULES = {
     "sitecrawl.frontier._redis": "Redis frontier",
+    "sitecrawl.frontier._redis_shards": "Redis shards",
     "sitecrawl.sinks._warc": "WARC output",
     "sitecrawl.sinks._wacz": "WACZ output",
     "sitecrawl.parse._pdf": "PDF reading (ctypes)",

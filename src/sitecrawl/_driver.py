@@ -40,7 +40,7 @@ from .sinks import Sink
 if TYPE_CHECKING:
     from ._config import CrawlConfig
     from ._crawler import AsyncCrawler
-    from .frontier import CrawlStatus, Frontier, RedisFrontier
+    from .frontier import CrawlStatus, Frontier, SharedFrontier
     from .throttle import Throttle
 
 #: ``() -> async context manager`` entered around the crawl itself (a progress display).
@@ -167,15 +167,19 @@ def _stops_at(crawler: AsyncCrawler, when: float | None) -> Iterator[None]:
 # -- a crawl shared through Redis -----------------------------------------------------------
 
 
-def _shared(frontier: Frontier) -> TypeGuard[RedisFrontier]:
-    """Whether ``frontier`` is a :class:`~sitecrawl.frontier.RedisFrontier`, without
-    importing its module for a crawl that has none (one exists only once it is imported; the
-    module and its scripts cost a short crawl's start ~2 % of its instructions)."""
+def _shared(frontier: Frontier) -> TypeGuard[SharedFrontier]:
+    """Whether ``frontier`` is kept in Redis (a :class:`~sitecrawl.frontier.RedisFrontier`
+    or :class:`~sitecrawl.frontier.RedisShards`), without importing their modules for a
+    crawl that has neither (one exists only once its module is imported; the modules and
+    their scripts cost a short crawl's start ~2 % of its instructions)."""
     redis = sys.modules.get("sitecrawl.frontier._redis")
-    return redis is not None and isinstance(frontier, redis.RedisFrontier)
+    shards = sys.modules.get("sitecrawl.frontier._redis_shards")
+    return (redis is not None and isinstance(frontier, redis.RedisFrontier)) or (
+        shards is not None and isinstance(frontier, shards.RedisShards)
+    )
 
 
-def shared_settings(frontier: RedisFrontier, config: CrawlConfig) -> tuple[CrawlConfig, Throttle]:
+def shared_settings(frontier: SharedFrontier, config: CrawlConfig) -> tuple[CrawlConfig, Throttle]:
     """One worker's part of a crawl kept in Redis (``frontier``, open), for an
     :class:`~sitecrawl.AsyncCrawler` given ``frontier``: the crawl-wide settings stored with
     it (the lease TTL; the page budget, counted in Redis for all workers together, so not by
@@ -191,7 +195,7 @@ def shared_settings(frontier: RedisFrontier, config: CrawlConfig) -> tuple[Crawl
     return config, throttle
 
 
-def stored_settings(frontier: RedisFrontier) -> dict[str, Any]:
+def stored_settings(frontier: SharedFrontier) -> dict[str, Any]:
     """Take the crawl-wide settings every worker (and ``status``) reads from the crawl's
     stored config: the lease TTL and the page budget. Returns the stored config."""
     stored = frontier.config or {}
@@ -208,7 +212,7 @@ def per_host(stored: dict[str, Any] | None) -> int:
 
 async def _run_shared(
     crawler: AsyncCrawler,
-    frontier: RedisFrontier,
+    frontier: SharedFrontier,
     sinks: Sequence[Sink],
     stop_at: float | None,
     watch: Watch | None,
@@ -249,7 +253,7 @@ def first_error(group: BaseException) -> StateError:
     return group
 
 
-async def failed_start(frontier: RedisFrontier, status: CrawlStatus) -> Page | None:
+async def failed_start(frontier: SharedFrontier, status: CrawlStatus) -> Page | None:
     """The start page, when the whole shared crawl is that one page and it failed."""
     if status.done == 1 and not status.queued and not status.in_flight:
         async for page in frontier.pages():
@@ -262,7 +266,9 @@ class PageFollower:
     """Writes a shared crawl's stored pages, every worker's, to ``sinks`` as they are
     stored (all of them, each once, in the order they were stored)."""
 
-    def __init__(self, frontier: RedisFrontier, sinks: Sequence[Sink], every: float = 0.25) -> None:
+    def __init__(
+        self, frontier: SharedFrontier, sinks: Sequence[Sink], every: float = 0.25
+    ) -> None:
         self.frontier = frontier
         self.sinks = sinks
         self.every = every

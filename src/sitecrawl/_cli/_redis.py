@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._settings import seconds
@@ -27,7 +27,7 @@ from ._common import (
 if TYPE_CHECKING:
     from .._config import CrawlConfig
     from .._exceptions import StateError
-    from ..frontier import CrawlStatus, RedisFrontier
+    from ..frontier import CrawlStatus, SharedFrontier
     from ..sinks import Sink
 
 
@@ -62,8 +62,11 @@ def add_redis_options(
     group.add_argument(
         "--redis",
         metavar="URL",
+        action=RedisURLs,
         required=required,
-        help="keep the crawl in the Redis at URL (redis://HOST:6379/0), shared by its workers",
+        help="keep the crawl in the Redis at URL (redis://HOST:6379/0), shared by its workers;"
+        " several (repeated, or URL,URL,...): the crawl spread over them by host, each"
+        " process given the same URLs in the same order",
     )
     default = "the start URL's HOST_PORT, or HOST on its scheme's default port; "
     group.add_argument(
@@ -91,6 +94,29 @@ def add_redis_options(
         )
 
 
+class RedisURLs(argparse.Action):
+    """``--redis``: repeatable, each value one URL or a comma-separated list; the option's
+    value is the list of every URL given (None when none is)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        urls = list(getattr(namespace, self.dest, None) or [])
+        urls += [url.strip() for url in str(values).split(",") if url.strip()]
+        setattr(namespace, self.dest, urls)
+
+
+def redis_arg(urls: list[str]) -> str:
+    """The ``--redis`` value naming ``urls`` (passwords left out), for messages."""
+    from ..frontier import redact
+
+    return ",".join(redact(url) for url in urls)
+
+
 def check_url(url: str) -> str:
     """A one-line usage error for a URL that is not redis://, rediss:// or unix://."""
     from ..frontier import redact
@@ -106,13 +132,21 @@ def crawl_id_of(text: str) -> str:
     return text.replace(":", "_")
 
 
-def frontier_for(url: str, crawl_id: str, **options: Any) -> RedisFrontier:
-    """The crawl's frontier (not yet open); usage errors for a bad URL or id, or no redis."""
-    from ..frontier import RedisFrontier, import_redis
+def frontier_for(urls: str | list[str], crawl_id: str, **options: Any) -> SharedFrontier:
+    """The crawl's frontier (not yet open): one Redis, or the shards of several (``urls``: one
+    URL, or ``--redis``'s list); usage errors for a bad URL or id, or no redis."""
+    from ..frontier import RedisFrontier, RedisShards, import_redis
 
+    if isinstance(urls, str):
+        urls = [urls]
+    if not urls:
+        raise UsageError("--redis needs a URL")
+    checked = [check_url(url) for url in urls]
     try:
         import_redis()
-        return RedisFrontier(check_url(url), crawl_id=crawl_id_of(crawl_id), **options)
+        if len(checked) == 1:
+            return RedisFrontier(checked[0], crawl_id=crawl_id_of(crawl_id), **options)
+        return RedisShards(checked, crawl_id=crawl_id_of(crawl_id), **options)
     except ValueError as exc:  # ConfigError: a bad crawl id, the [redis] extra missing
         raise UsageError(str(exc)) from None
 
@@ -128,6 +162,8 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
     from ..frontier import encode, joined
 
     crawl_id = crawl_id_of(args.crawl_id or split_host(config.base_url))
+    if len(args.redis) > 1 and config.limits.max_pages is not None:
+        raise UsageError("--max-pages needs a single --redis: a page budget is counted in one")
     stored = {**encode(config), "lease_ttl": args.lease_ttl}
     frontier = frontier_for(
         args.redis,
@@ -142,7 +178,7 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
         async with frontier:
             hello = (
                 f"crawl {crawl_id} in Redis: add workers anywhere with"
-                f" sitecrawl worker --redis {args.redis} --crawl-id {crawl_id}"
+                f" sitecrawl worker --redis {redis_arg(args.redis)} --crawl-id {crawl_id}"
             )
             # The crawl's settings, with this command's aim: taken or refused by the crawler.
             local = joined(frontier.config or stored, config)
@@ -158,7 +194,7 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
 
 
 async def work(
-    frontier: RedisFrontier,
+    frontier: SharedFrontier,
     config: CrawlConfig,
     sinks: list[Sink],
     *,
@@ -176,6 +212,7 @@ async def work(
     from .._exceptions import ResumeRefused, StateError
     from .._progress import summary
     from .._terminal import printable
+    from ..frontier import RedisShards
 
     config, throttle = shared_settings(frontier, config)
     crawler = AsyncCrawler(
@@ -196,10 +233,9 @@ async def work(
     if refused is not None:
         raise refused
     if not quiet:
-        from ..frontier import redact
-
+        urls = frontier.urls if isinstance(frontier, RedisShards) else [frontier.url]
         rest = (
-            f"sitecrawl export --redis {redact(frontier.url)} --crawl-id {frontier.crawl_id}"
+            f"sitecrawl export --redis {redis_arg(urls)} --crawl-id {frontier.crawl_id}"
             " -o pages.csv (error, error_kind)"
         )
         print(summary(crawler.stats, rest), file=sys.stderr)
@@ -216,7 +252,7 @@ async def work(
     return EXIT_INTERRUPTED if run.interrupted else EXIT_OK
 
 
-def status_line(frontier: RedisFrontier, status: CrawlStatus) -> str:
+def status_line(frontier: SharedFrontier, status: CrawlStatus) -> str:
     from .._terminal import printable
 
     # nothing queued yet: the crawl is created, its start URLs not yet added

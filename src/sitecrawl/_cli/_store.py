@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .._models import Page
-    from ..frontier import PageStore, RedisFrontier, SqliteFrontier
+    from ..frontier import PageStore, SharedFrontier, SqliteFrontier
     from ..sinks import Sink
 
 
@@ -35,7 +35,7 @@ async def open_store(args: argparse.Namespace) -> AsyncIterator[PageStore]:
     from ..frontier import SqliteFrontier
     from ._redis import frontier_for
 
-    store: SqliteFrontier | RedisFrontier
+    store: SqliteFrontier | SharedFrontier
     if args.redis is not None:
         store = frontier_for(args.redis, args.crawl_id)
     else:
@@ -66,7 +66,8 @@ def default_output(args: argparse.Namespace, suffix: str) -> str:
 def source_args(args: argparse.Namespace) -> str:
     """The crawl's source as command arguments (for a command line to suggest)."""
     if args.redis is not None:
-        return f"--redis {shlex.quote(args.redis)} --crawl-id {shlex.quote(str(args.crawl_id))}"
+        urls = shlex.quote(",".join(args.redis))
+        return f"--redis {urls} --crawl-id {shlex.quote(str(args.crawl_id))}"
     return shlex.quote(args.state)
 
 

@@ -9,6 +9,9 @@ from ._redis import RedisFrontier as RedisFrontier
 from ._redis_crawl import CrawlScript as CrawlScript
 from ._redis_crawl import import_redis as import_redis
 from ._redis_crawl import redact as redact
+from ._redis_shards import RedisShards as RedisShards
+from ._redis_shards import SharedFrontier as SharedFrontier
+from ._redis_shards import shard_of as shard_of
 from ._sqlite import SqliteFrontier as SqliteFrontier
 from ._stored import decode as decode
 from ._stored import encode as encode

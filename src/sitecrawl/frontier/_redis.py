@@ -14,8 +14,9 @@ tag: one crawl, one slot). Layout::
     queue             zset    "depth\\nkey\\nurl" scored depth * 2**32 + 2**31 + seq: lowest
                               depth first, FIFO within it; released leases go ahead of their
                               depth (2**31 - front)
-    leases            zset    the same members, leased, scored by their deadline (ms, Redis TIME)
-    owners            hash    leased member -> token of the worker holding it
+    leases            zset    "token\nmember": the same members, leased, each behind the
+                              token of the worker holding it, scored by their deadline (ms,
+                              Redis TIME)
     pages             list    JSON page records (sitecrawl._pagecodec: the page's fields,
                               links with text, rel and kind included), completion order
     workers           zset    worker token -> liveness deadline (ms): alive while in the future
@@ -36,7 +37,9 @@ leaving ``working()`` (or closing) hands back those not handed out.
 links in the same script) stores a page only for the worker that holds the lease, or when the
 lease had expired and the request waits in the queue again: a page is stored once, and it
 returns once Redis has it. Calls made while others are on the wire go together in one round
-trip (:class:`~._redis_crawl.Pipeline`).
+trip (:class:`~._redis_crawl.Pipeline`), and the leases ended while one ``DONE`` call is on the
+wire end together in the next (one script for all). A worker does not send again the links it
+knows are seen (the fingerprints it sent and Redis answered, up to ``_KNOWN_MAX``).
 
 A lost connection is retried (redis-py's ``Retry`` with exponential backoff, then a reconnect
 loop of up to ``reconnect_timeout`` seconds around every call); scripts are idempotent enough
@@ -67,10 +70,11 @@ from .._models import Page, Request
 from .._pagecodec import decode, encode
 from ._base import Frontier, FrontierStats
 from ._redis_crawl import CrawlArgs, CrawlScript, RedisCrawl
-from ._redis_lua import ADD, CLAIM, HEARTBEAT, MARK_DONE, NEXT, PAGES, STATUS
+from ._redis_lua import ADD, CLAIM, DONE, HEARTBEAT, NEXT, PAGES, STATUS
 
 _BUCKET_BITS = 14
 _BUCKET_MASK = (1 << _BUCKET_BITS) - 1
+_KNOWN_MAX = 250_000  # fingerprints a worker remembers as seen (~18 MB at most)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +135,17 @@ class RedisFrontier(RedisCrawl, Frontier):
         self._opened = 0
         k = self.prefix
         self._k_counts, self._k_queue, self._k_leases = k + "counts", k + "queue", k + "leases"
-        self._k_owners, self._k_pages, self._k_workers = k + "owners", k + "pages", k + "workers"
+        self._k_pages, self._k_workers = k + "pages", k + "workers"
+        # Fingerprints this worker knows are in the seen set (it sent them, and Redis
+        # answered): their links are not sent again. Emptied past _KNOWN_MAX.
+        self._known: set[int] = set()
+        # Leases ended, waiting for the call on the wire: they go together in the next.
+        self._ends: list[tuple[str, str, bool, Sequence[Request], asyncio.Future[int]]] = []
+        self._ender: asyncio.Task[None] | None = None
+
+    def shard_for(self, host: str) -> RedisFrontier:
+        """The instance holding ``host``'s politeness: this one (see RedisShards)."""
+        return self
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -144,11 +158,12 @@ class RedisFrontier(RedisCrawl, Frontier):
         except BaseException:
             self._opened = 0
             raise
+        self._known = set()
         for name, source in (
             ("add", ADD),
             ("claim", CLAIM),
             ("next", NEXT),
-            ("mark_done", MARK_DONE),
+            ("done", DONE),
             ("heartbeat", HEARTBEAT),
             ("status", STATUS),
             ("pages", PAGES),
@@ -197,8 +212,8 @@ class RedisFrontier(RedisCrawl, Frontier):
         """Release these leases (``keys`` in the order leased): each goes back ahead of its
         depth, so the last released is first: released last to first, they keep their
         order."""
-        for key in reversed(keys):
-            await self.call(functools.partial(self._end, key, ""))
+        ends = [self._end(key, "") for key in reversed(keys)]  # queued in this order
+        await asyncio.gather(*ends)
 
     async def _hand_back_ready(self) -> None:
         """Release the leases taken ahead and not handed out."""
@@ -209,7 +224,7 @@ class RedisFrontier(RedisCrawl, Frontier):
     async def _beat(self) -> None:
         ttl = round(self.lease_ttl * 1000)
         members = list(self._leases.values())
-        keys = [self._k_leases, self._k_owners, self._k_workers]
+        keys = [self._k_leases, self._k_workers]
         await self._scripts["heartbeat"](keys, [self.token, ttl, *members])
 
     async def _heartbeats(self) -> None:
@@ -230,16 +245,21 @@ class RedisFrontier(RedisCrawl, Frontier):
             return 0
         keys = [self._k_counts, self._k_queue]
         args: list[int | str] = []
-        self._add_args(requests, keys, args)
+        sent: set[int] = set()
+        if not self._add_args(requests, keys, args, sent):
+            return 0
         script = self._scripts["add"]
         added: int = await self.call(lambda: script(keys, args))
+        self._knows(sent)
         return added
 
     async def claim(self, key: str) -> bool:
         fp = fingerprint(key)
         keys = [self._k_counts, f"{self.prefix}seen:{fp & _BUCKET_MASK:04x}"]
         script = self._scripts["claim"]
-        return bool(await self.call(lambda: script(keys, [fp])))
+        claimed = bool(await self.call(lambda: script(keys, [fp])))
+        self._knows({fp})
+        return claimed
 
     async def next(self) -> Request | None:
         if self._heartbeat is None:
@@ -255,7 +275,7 @@ class RedisFrontier(RedisCrawl, Frontier):
         return Request(url=url, key=key, depth=int(depth))
 
     async def _lease(self) -> None:
-        keys = [self._k_counts, self._k_queue, self._k_leases, self._k_owners]
+        keys = [self._k_counts, self._k_queue, self._k_leases]
         args: list[str | int] = [self.token, round(self.lease_ttl * 1000), self.max_pages or 0]
         args.append(self.lease_batch)
         members: list[str] = await self._scripts["next"](keys, args)
@@ -274,30 +294,80 @@ class RedisFrontier(RedisCrawl, Frontier):
             await self._hand_back_ready()
         record = "" if page is None else _dumps(encode(page))
         error = page is not None and page.error is not None
-        end = functools.partial(self._end, request.key, record, error=error, links=links)
-        return await self.call(end)
+        return await self._end(request.key, record, error=error, links=links)
 
     async def _end(
         self, key: str, record: str, *, error: bool = False, links: Sequence[Request] = ()
     ) -> int:
-        member = self._leases[key]
-        keys = [self._k_counts, self._k_queue, self._k_leases, self._k_owners, self._k_pages]
-        args: list[str | int] = [member, self.token, record, int(error)]
-        self._add_args(links, keys, args)
-        added: int = await self._scripts["mark_done"](keys, args)
-        del self._leases[key]
-        return added
+        """End the lease of ``key``: store ``record`` (a page) or, when empty, release it;
+        queue ``links`` first. Ends made while a call is on the wire go in the next one."""
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._ends.append((key, record, error, links, future))
+        if self._ender is None:
+            self._ender = asyncio.create_task(self._send_ends())
+        return await future
+
+    async def _send_ends(self) -> None:
+        try:
+            while self._ends:
+                batch, self._ends = self._ends, []
+                keys = [self._k_counts, self._k_queue, self._k_leases, self._k_pages]
+                args: list[str | int] = [self.token]
+                sent: set[int] = set()
+                script = self._scripts["done"]
+                try:
+                    for key, record, error, links, _ in batch:
+                        args += [self._leases[key], record, int(error), 0]  # KeyError: not held
+                        at = len(args) - 1
+                        args[at] = self._add_args(links, keys, args, sent)
+                    added: list[int] = await self.call(lambda: script(keys, args))  # noqa: B023
+                except BaseException as exc:
+                    for *_, future in batch:
+                        if not future.done():
+                            if isinstance(exc, Exception):
+                                future.set_exception(exc)
+                            else:
+                                future.cancel()
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                self._knows(sent)
+                for (key, *_, future), n in zip(batch, added, strict=True):
+                    self._leases.pop(key, None)
+                    if not future.done():
+                        future.set_result(n)
+        finally:
+            self._ender = None
 
     def _add_args(
-        self, requests: Sequence[Request], keys: list[str], args: list[str | int]
-    ) -> None:
+        self,
+        requests: Sequence[Request],
+        keys: list[str],
+        args: list[str | int],
+        sent: set[int],
+    ) -> int:
         """Append each request's seen bucket to ``keys``, its fingerprint and member to
-        ``args`` (as ADD and MARK_DONE take them)."""
+        ``args`` (as ADD and DONE take them), and its fingerprint to ``sent``; leave out those
+        this worker knows are seen, and those already in ``sent``. Returns how many were
+        appended."""
         bucket = self.prefix + "seen:"
+        known = self._known
+        n = 0
         for r in requests:
             fp = fingerprint(r.key)
+            if fp in known or fp in sent:
+                continue
+            sent.add(fp)
             keys.append(f"{bucket}{fp & _BUCKET_MASK:04x}")
             args += [fp, f"{r.depth}\n{r.key}\n{r.url}"]
+            n += 1
+        return n
+
+    def _knows(self, sent: set[int]) -> None:
+        """``sent`` fingerprints are in the seen set now (Redis answered the call)."""
+        if len(self._known) + len(sent) > _KNOWN_MAX:
+            self._known = set()
+        self._known |= sent
 
     async def is_finished(self) -> bool:
         return (await self.status()).finished

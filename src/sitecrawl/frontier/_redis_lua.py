@@ -67,19 +67,38 @@ if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
 end
 return 0
 """
-# KEYS: counts, queue, leases, owners. ARGV: token, lease ms, max pages (0: none), how many
-# to lease. Returns the members leased, in queue order and all of the lowest depth queued
-# (none when none is queued): pages done and leased together never pass max pages, so the
-# crawl stores exactly that many.
+# A lease is a member of ``leases`` prefixed with its worker's token ("token\nmember"),
+# scored by its deadline: the worker that holds it is known without another key. Lua: the
+# queue member of lease ``lm`` (a lease of an older sitecrawl, without the token, as it is).
+_MEMBER = """
+local function member_of(lm)
+  local head, rest = string.match(lm, '^([^\\n]*)\\n(.*)$')
+  if head and not string.match(head, '^%d+$') then return rest end
+  return lm
+end
+"""
+
+# KEYS: counts, queue, leases. ARGV: token, lease ms, max pages (0: none), how many to lease.
+# Returns the members leased, in queue order and all of the lowest depth queued (none when
+# none is queued): pages done and leased together never pass max pages, so the crawl stores
+# exactly that many. Expired leases (a dead worker's) go back ahead of their depth first.
 NEXT = f"""
 {_NOW}
+{_MEMBER}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 100)
-for _, m in ipairs(expired) do
-  local front = redis.call('HINCRBY', KEYS[1], 'front', 1)
-  redis.call('ZADD', KEYS[2], {_SCORE.format("- front")}, m)
-  redis.call('ZREM', KEYS[3], m)
-  redis.call('HDEL', KEYS[4], m)
-  redis.call('HINCRBY', KEYS[1], 'reclaimed', 1)
+if #expired > 0 then
+  local front = tonumber(redis.call('HGET', KEYS[1], 'front') or '0')
+  local back = {{}}
+  for _, lm in ipairs(expired) do
+    local m = member_of(lm)
+    front = front + 1
+    back[#back + 1] = {_SCORE.format("- front")}
+    back[#back + 1] = m
+  end
+  redis.call('ZADD', KEYS[2], unpack(back))
+  redis.call('ZREM', KEYS[3], unpack(expired))
+  redis.call('HSET', KEYS[1], 'front', front)
+  redis.call('HINCRBY', KEYS[1], 'reclaimed', #expired)
 end
 local want = tonumber(ARGV[4])
 local cap = tonumber(ARGV[3])
@@ -88,53 +107,107 @@ if cap > 0 then
   want = math.min(want, cap - done - redis.call('ZCARD', KEYS[3]))
   if want <= 0 then return {{}} end
 end
-local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[2], 0, want - 1, 'WITHSCORES')
 if #first == 0 then return {{}} end
 local below = (math.floor(tonumber(first[2]) / 4294967296) + 1) * 4294967296
-local leased = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', string.format('(%.0f', below),
-  'LIMIT', 0, want)
-redis.call('ZREM', KEYS[2], unpack(leased))
+local leased = {{}}
+local leases = {{}}
 local deadline = now + tonumber(ARGV[2])
-for _, m in ipairs(leased) do
-  redis.call('ZADD', KEYS[3], deadline, m)
-  redis.call('HSET', KEYS[4], m, ARGV[1])
+for i = 1, #first, 2 do
+  if tonumber(first[i + 1]) >= below then break end
+  leased[#leased + 1] = first[i]
+  leases[#leases + 1] = deadline
+  leases[#leases + 1] = ARGV[1] .. '\\n' .. first[i]
 end
+redis.call('ZREM', KEYS[2], unpack(leased))
+redis.call('ZADD', KEYS[3], unpack(leases))
 return leased
 """
-# KEYS: counts, queue, leases, owners, pages, then one seen bucket per link. ARGV: member,
-# token, page JSON ('' to release), 1 when the page is an error, then fingerprint, member per
-# link. The page's links are queued (as ADD) in the same step that records it. Returns how
-# many links were queued.
-MARK_DONE = f"""
-{_adds(6, 5)}
-local m = ARGV[1]
-if redis.call('HGET', KEYS[4], m) == ARGV[2] then
-  redis.call('ZREM', KEYS[3], m)
-  redis.call('HDEL', KEYS[4], m)
-  if ARGV[3] == '' then
-    local front = redis.call('HINCRBY', KEYS[1], 'front', 1)
-    redis.call('ZADD', KEYS[2], {_SCORE.format("- front")}, m)
-    return added
+# KEYS: counts, queue, leases, pages, then one seen bucket per link, every item's links in
+# turn. ARGV: token, then per item (a lease ended): member, page JSON ('' to release), 1 when
+# the page is an error, how many links, then fingerprint, member per link. Each item in turn:
+# its links are queued (as ADD), then its lease ends: the page is stored when this worker
+# holds the lease, or when the lease expired and the request waits in the queue again (a
+# page is stored once); a release puts the request back ahead of its depth. Returns, per
+# item, how many of its links were queued.
+DONE = f"""
+local token = ARGV[1]
+local c = redis.call('HMGET', KEYS[1], 'seq', 'front', 'seen', 'done', 'errors')
+local seq, front = tonumber(c[1] or '0'), tonumber(c[2] or '0')
+local seen, done, errors = tonumber(c[3] or '0'), tonumber(c[4] or '0'), tonumber(c[5] or '0')
+local queued, pushed, out = {{}}, {{}}, {{}}
+local moved = false
+local i, k = 2, 5
+while i <= #ARGV do
+  local m, record, err, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  i = i + 4
+  local added = 0
+  for _ = 1, n do
+    if redis.call('SADD', KEYS[k], ARGV[i]) == 1 then
+      seq = seq + 1
+      local m = ARGV[i + 1]
+      queued[#queued + 1] = {_SCORE.format("+ seq")}
+      queued[#queued + 1] = m
+      added = added + 1
+    end
+    i, k = i + 2, k + 1
   end
-elseif ARGV[3] == '' or redis.call('ZREM', KEYS[2], m) == 0 then
-  return added
+  seen = seen + added
+  out[#out + 1] = added
+  local store = false
+  if redis.call('ZREM', KEYS[3], token .. '\\n' .. m) == 1 then
+    if record == '' then
+      front = front + 1
+      moved = true
+      queued[#queued + 1] = {_SCORE.format("- front")}
+      queued[#queued + 1] = m
+    else
+      store = true
+    end
+  elseif record ~= '' and redis.call('ZREM', KEYS[2], m) == 1 then
+    store = true
+  end
+  if store then
+    pushed[#pushed + 1] = record
+    done = done + 1
+    if err == '1' then errors = errors + 1 end
+  end
 end
-redis.call('RPUSH', KEYS[5], ARGV[3])
-redis.call('HINCRBY', KEYS[1], 'done', 1)
-if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[1], 'errors', 1) end
-return added
+if #queued > 0 then redis.call('ZADD', KEYS[2], unpack(queued)) end
+if #pushed > 0 then redis.call('RPUSH', KEYS[4], unpack(pushed)) end
+local fields = {{}}
+if seen ~= tonumber(c[3] or '0') then
+  fields[#fields + 1] = 'seq'
+  fields[#fields + 1] = seq
+  fields[#fields + 1] = 'seen'
+  fields[#fields + 1] = seen
+end
+if moved then
+  fields[#fields + 1] = 'front'
+  fields[#fields + 1] = front
+end
+if #pushed > 0 then
+  fields[#fields + 1] = 'done'
+  fields[#fields + 1] = done
+  fields[#fields + 1] = 'errors'
+  fields[#fields + 1] = errors
+end
+if #fields > 0 then redis.call('HSET', KEYS[1], unpack(fields)) end
+return out
 """
-# KEYS: leases, owners, workers. ARGV: token, lease ms, members held.
+# KEYS: leases, workers. ARGV: token, lease ms, members held. Renews the leases this worker
+# still holds (not those reclaimed meanwhile) and its liveness.
 HEARTBEAT = f"""
 {_NOW}
 local deadline = now + tonumber(ARGV[2])
+local renew = {{}}
 for i = 3, #ARGV do
-  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
-    redis.call('ZADD', KEYS[1], 'XX', deadline, ARGV[i])
-  end
+  renew[#renew + 1] = deadline
+  renew[#renew + 1] = ARGV[1] .. '\\n' .. ARGV[i]
 end
-redis.call('ZADD', KEYS[3], deadline, ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 86400000)
+if #renew > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(renew)) end
+redis.call('ZADD', KEYS[2], deadline, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 86400000)
 return now
 """
 # KEYS: counts, queue, leases, workers. ARGV: none. Returns {seen, done, errors, reclaimed,

@@ -50,7 +50,9 @@ from ._local import Throttle, cap_crawl_delay, describe_wait
 from ._redis_lua import ACQUIRE, RELEASE, RENEW
 
 if TYPE_CHECKING:
-    from ..frontier import CrawlScript, RedisFrontier
+    from ..frontier import CrawlScript, RedisFrontier, SharedFrontier
+
+_SOURCES = {"acquire": ACQUIRE, "release": RELEASE, "renew": RENEW}
 
 _POLL = 0.025  # seconds between two tries of a full slot (a local release wakes sooner)
 
@@ -62,7 +64,7 @@ class RedisThrottle(Throttle):
 
     def __init__(
         self,
-        frontier: RedisFrontier,
+        frontier: SharedFrontier,
         politeness: Politeness,
         *,
         max_limit: int,
@@ -77,13 +79,13 @@ class RedisThrottle(Throttle):
         self._scripted = clock is not None
         self._shared: dict[str, RedisSlot] = {}
         self._tokens = (f"{frontier.token}:{n}" for n in itertools.count())
-        self._scripts: dict[str, CrawlScript] = {}
+        self._scripts: dict[tuple[int, str], CrawlScript] = {}  # (id of the shard, name)
+        self._entered = False
         self._pending: set[asyncio.Task[None]] = set()
         self._heartbeat: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Self:
-        for name, source in (("acquire", ACQUIRE), ("release", RELEASE), ("renew", RENEW)):
-            self._scripts[name] = self.frontier.script(source)
+        self._entered = True
         self._heartbeat = asyncio.create_task(self._renew_forever())
         return self
 
@@ -106,11 +108,14 @@ class RedisThrottle(Throttle):
             self.slots[host] = slot
         return slot
 
-    def script(self, name: str) -> CrawlScript:
-        try:
-            return self._scripts[name]
-        except KeyError:
-            raise RuntimeError("RedisThrottle used outside its 'async with'") from None
+    def script(self, name: str, crawl: RedisFrontier) -> CrawlScript:
+        """Script ``name`` of the shard ``crawl`` (a host's: :meth:`shard_for`)."""
+        if not self._entered:
+            raise RuntimeError("RedisThrottle used outside its 'async with'")
+        script = self._scripts.get((id(crawl), name))
+        if script is None:
+            script = self._scripts[id(crawl), name] = crawl.script(_SOURCES[name])
+        return script
 
     def script_now(self, now: float) -> str:
         """The time argument of a script: ``now`` (s) in ms on a scripted clock; else empty,
@@ -143,8 +148,8 @@ class RedisThrottle(Throttle):
             for slot in list(self._shared.values()):
                 if slot.tokens:
                     args: list[str | int] = [ttl, self.script_now(self.clock()), *slot.tokens]
-                    renew = self.script("renew")
-                    await self.frontier.call(lambda: renew([slot.k_tokens], args))  # noqa: B023
+                    renew = self.script("renew", slot.crawl)
+                    await slot.crawl.call(lambda: renew([slot.k_tokens], args))  # noqa: B023
 
 
 class RedisSlot:
@@ -165,7 +170,8 @@ class RedisSlot:
         self.tokens: list[str] = []
         self._p = throttle.politeness
         self._throttle = throttle
-        self.k_host = f"{throttle.frontier.prefix}host:{host}"
+        self.crawl = throttle.frontier.shard_for(host)  # the Redis holding this host
+        self.k_host = f"{self.crawl.prefix}host:{host}"
         self.k_tokens = self.k_host + ":tokens"
         self.k_waiting = self.k_host + ":waiting"
         # This worker's requests waiting to start, in arrival order: one task asks Redis for
@@ -205,8 +211,8 @@ class RedisSlot:
         for token in tokens:
             args += [token, throttle.rng.random()]
         keys = [self.k_host, self.k_tokens, self.k_waiting]
-        script = throttle.script("acquire")
-        reply = await throttle.frontier.call(lambda: script(keys, args))
+        script = throttle.script("acquire", self.crawl)
+        reply = await self.crawl.call(lambda: script(keys, args))
         self._see(reply[:4])
         return [float("inf") if w < 0 else w / 1000 for w in map(float, reply[4:])]
 
@@ -270,7 +276,7 @@ class RedisSlot:
     async def _leave(self, token: str) -> None:
         """A cancelled request gives up its place in the queue of waiters (and a token it
         may have been granted as the call was cancelled)."""
-        frontier = self._throttle.frontier
+        frontier = self.crawl
         client = frontier.client
         await frontier.call(lambda: client.zrem(self.k_waiting, token))
         await frontier.call(lambda: client.zrem(self.k_tokens, token))
@@ -297,13 +303,13 @@ class RedisSlot:
         """Send the releases made so far in one call, again until none is left (those made
         while a call is on the wire go in the next)."""
         p = self._p
-        script = self._throttle.script("release")
+        script = self._throttle.script("release", self.crawl)
         keys = [self.k_host, self.k_tokens]
         try:
             while self._ended:
                 args = [self.max_limit, int(p.adaptive), p.backoff, p.max_backoff, *self._ended]
                 self._ended = []
-                self._see(await self._throttle.frontier.call(lambda: script(keys, args)))  # noqa: B023
+                self._see(await self.crawl.call(lambda: script(keys, args)))  # noqa: B023
                 self._freed.set()
                 self._freed = asyncio.Event()
         finally:

@@ -22,8 +22,6 @@ _VIEW = "limit, tostring(extra), tostring(math.max(untl - now, 0)), reason or ''
 # token's lifetime is a dead worker's and is dropped.
 ACQUIRE = f"""
 {_now(5)}
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[4]))
 local h = redis.call('HMGET', KEYS[1], 'limit', 'next', 'until', 'extra', 'reason')
 local limit = tonumber(h[1]) or tonumber(ARGV[1])
 local nxt = tonumber(h[2]) or 0
@@ -31,27 +29,44 @@ local untl = tonumber(h[3]) or 0
 local extra = tonumber(h[4]) or 0
 local reason = h[5]
 local busy = redis.call('ZCARD', KEYS[2])
+local queued = redis.call('ZCARD', KEYS[3])
+-- Expired tokens and waiters (a dead worker's) are dropped when they could be in the way.
+if busy + queued + (#ARGV - 5) / 2 > limit then
+  busy = busy - redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+end
+if queued > 0 then
+  queued = queued - redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[4]))
+end
 local out = {{{_VIEW}}}
+local started = {{}}
+local moved = false
+local deadline = {_F.format("now + tonumber(ARGV[4])")}
 for i = 6, #ARGV, 2 do
   local token = ARGV[i]
-  local ahead = redis.call('ZRANK', KEYS[3], token) or redis.call('ZCARD', KEYS[3])
+  local ahead = 0
+  if queued > 0 then ahead = redis.call('ZRANK', KEYS[3], token) or queued end
   local wait = 0
   if ahead >= limit - busy then
-    redis.call('ZADD', KEYS[3], 'NX', {_F.format("now")}, token)
+    queued = queued + redis.call('ZADD', KEYS[3], 'NX', {_F.format("now")}, token)
     wait = -1
   elseif math.max(nxt, untl) > now then
     wait = math.max(nxt, untl) - now
   else
     local interval = tonumber(ARGV[2]) + extra
-    if interval > 0 then interval = interval * (1 + tonumber(ARGV[3]) * tonumber(ARGV[i + 1])) end
-    nxt = tonumber({_F.format("now + interval")})
-    redis.call('HSET', KEYS[1], 'next', {_F.format("nxt")})
-    redis.call('ZADD', KEYS[2], {_F.format("now + tonumber(ARGV[4])")}, token)
-    redis.call('ZREM', KEYS[3], token)
+    if interval > 0 then
+      interval = interval * (1 + tonumber(ARGV[3]) * tonumber(ARGV[i + 1]))
+      nxt = tonumber({_F.format("now + interval")})
+      moved = true
+    end
+    started[#started + 1] = deadline
+    started[#started + 1] = token
+    if queued > 0 then queued = queued - redis.call('ZREM', KEYS[3], token) end
     busy = busy + 1
   end
   out[#out + 1] = tostring(wait)
 end
+if moved then redis.call('HSET', KEYS[1], 'next', {_F.format("nxt")}) end
+if #started > 0 then redis.call('ZADD', KEYS[2], unpack(started)) end
 return out
 """
 # KEYS: host, tokens. ARGV: max limit, adaptive (1/0), backoff s, max backoff s, then per
@@ -79,11 +94,16 @@ local function shrink()
   if limit > 1 then limit = math.max(1, math.floor(limit / 2))
   else extra = math.min(cap, math.max(250, extra * 2)) end
 end
+local clock = nil
 local now
+local ended = {{}}
 for i = 5, #ARGV, 5 do
   now = tonumber(ARGV[i + 4])
-  if not now then local t = redis.call('TIME') now = t[1] * 1000 + t[2] / 1000 end
-  redis.call('ZREM', KEYS[2], ARGV[i])
+  if not now then
+    if not clock then local t = redis.call('TIME') clock = t[1] * 1000 + t[2] / 1000 end
+    now = clock
+  end
+  ended[#ended + 1] = ARGV[i]
   local status, latency, ra = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
   local function wait_until(u, why)
     if u > untl then untl = u reason = why end
@@ -123,10 +143,10 @@ for i = 5, #ARGV, 5 do
     end
   end
 end
-if lat then redis.call('HSET', KEYS[1], 'lat', lat, 'best', best) end
+redis.call('ZREM', KEYS[2], unpack(ended))
 redis.call('HSET', KEYS[1], 'limit', limit, 'until', {_F.format("untl")},
   'extra', {_F.format("extra")}, 'penalty', {_F.format("penalty")}, 'streak', streak,
-  'reason', reason or '')
+  'reason', reason or '', 'lat', lat or '', 'best', best or '')
 return {{{_VIEW}}}
 """
 # KEYS: tokens. ARGV: token ms, now ms ('': Redis's clock), tokens held.
