@@ -131,6 +131,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
             extraction=Extraction(config.extract) if config.extract else None,
             markdown=config.markdown_scope if config.markdown else None,
             structured_data=config.structured_data,
+            near_duplicates=config.near_duplicates,
         )
         self._resources = contextlib.AsyncExitStack()
         # Credentials go to the start URLs' scope: not where a start URL redirects off-site.
@@ -221,6 +222,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         if config.extract != self.config.extract:
             self._parser.extraction = Extraction(self.config.extract)
         self._parser.markdown = self.config.markdown_scope if self.config.markdown else None
+        self._parser.near_duplicates = self.config.near_duplicates
         if given_rules(config) != given_rules(self.config):
             self.scope.reaim(self.config.scope_kind)
             self._trusted.reaim(self.config.scope_kind)

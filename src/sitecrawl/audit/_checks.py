@@ -46,6 +46,8 @@ CHECKS: dict[str, Check] = {
         Check("page.noindex", "notice", "a page tells search engines not to index it"),
         Check("page.canonicalised", "notice", "a page's canonical is another URL"),
         Check("image.missing_alt", "warning", "an image has no alt text"),
+        Check("exact_duplicate", "warning", "another page has the same main content"),
+        Check("near_duplicate", "warning", "another page's main content is nearly the same"),
         Check("hreflang.invalid_code", "error", "an hreflang value is no language(-region)"),
         Check("hreflang.conflict", "error", "one language points at several URLs"),
         Check("hreflang.no_return", "error", "an alternate does not link back"),

@@ -18,6 +18,12 @@ from .._models import Page
 from ._checks import CHECKS, SEVERITIES, Finding, IssueRow, Severity, severity_at_least
 from ._findings import DEFAULT_SLOW_MS, TEXT_FIELDS, Audit, audit
 from ._hreflang import canonical_elsewhere, documents, hreflang_findings, own_url
+from ._neardup import (
+    DEFAULT_NEAR_DUP_THRESHOLD,
+    near_duplicate_findings,
+    near_duplicates,
+    signed_pages,
+)
 from ._rows import ImageRow, LinkRow
 from ._sitemapaudit import sitemap_findings
 from ._structured import structured_data_issues
@@ -29,14 +35,21 @@ _LABELS = {"title": "title", "h1": "h1", "meta_description": "meta description"}
 
 
 def issue_rows(
-    found: Audit, pages: Sequence[Page], extra: Iterable[Finding] = ()
+    found: Audit,
+    pages: Sequence[Page],
+    extra: Iterable[Finding] = (),
+    *,
+    near_dup_threshold: float = DEFAULT_NEAR_DUP_THRESHOLD,
 ) -> Iterator[IssueRow]:
     """Every finding of one crawl, worst severity first, then by check (in
     :data:`CHECKS` order) and URL. ``found`` is :func:`~sitecrawl.audit.audit` of ``pages``;
     ``extra``: findings of other analyses of the crawl, ``(check, url, message, detail)``
-    (each check listed in :data:`CHECKS` and docs/checks.md)."""
+    (each check listed in :data:`CHECKS` and docs/checks.md); ``near_dup_threshold``: the
+    near-duplicate audit's (pages crawled with ``--near-duplicates``; else none)."""
     order = {name: i for i, name in enumerate(CHECKS)}
     rows = [_row(finding) for finding in (*_findings(found, pages), *extra)]
+    similar = near_duplicates(signed_pages(pages), near_dup_threshold)
+    rows += map(_row, near_duplicate_findings(similar))
     rows += structured_data_issues(pages)  # pages crawled with --structured-data; else none
     rows.sort(key=lambda r: (SEVERITIES.index(r.severity), order[r.check], r.url))
     return iter(rows)
@@ -50,10 +63,11 @@ def crawl_issues(
     start_url: str | None = None,
     slow_threshold_ms: float = DEFAULT_SLOW_MS,
     extra: Iterable[Finding] = (),
+    near_dup_threshold: float = DEFAULT_NEAR_DUP_THRESHOLD,
 ) -> list[IssueRow]:
     """The issues of a crawl's rows (:func:`~sitecrawl.audit.site_rows`, or a store's as the
     report reads them): :func:`~sitecrawl.audit.audit` of them, every slow page included;
-    ``extra`` as for :func:`issue_rows`."""
+    ``extra`` and ``near_dup_threshold`` as for :func:`issue_rows`."""
     found = audit(
         pages,
         links,
@@ -62,7 +76,7 @@ def crawl_issues(
         slow_limit=max(1, len(pages)),
         start_url=start_url,
     )
-    return list(issue_rows(found, pages, extra))
+    return list(issue_rows(found, pages, extra, near_dup_threshold=near_dup_threshold))
 
 
 def failing(
