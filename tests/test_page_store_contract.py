@@ -88,6 +88,8 @@ FULL = Page(
         {"format": "json-ld", "type": "Product", "properties": {"name": "é", "offers": {"p": 1}}},
         {"format": "json-ld", "type": None, "properties": {}, "error": "Expecting value"},
     ],
+    content_hash="0123456789abcdef",
+    content_minhash=bytes(range(256)) * 2,  # every byte value, a NUL first
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),

@@ -51,7 +51,7 @@ def _clusters(data: ReportData) -> Table:
     """The near-duplicate clusters (pages crawled with ``--near-duplicates``), a row a page."""
     found = near_duplicates(signed_pages(data.pages), data.meta.near_dup_threshold)
     return Table(
-        "duplicates",
+        "contentdups",
         "Duplicate content",
         "Pages whose main content another page has (similarity 100 %) or nearly has (at least"
         f" {data.meta.near_dup_threshold:.0%} of their 5-word shingles in common, estimated by"
