@@ -44,9 +44,9 @@ def per_page(site: Path, pages: int) -> None:
     files = sorted(site.rglob("*.html"))[:pages]
     htmls = [f.read_text(encoding="utf-8") for f in files]
     texts: list[str] = []
-    for i, html in enumerate(htmls):
-        import selectolax.lexbor as lx
+    import selectolax.lexbor as lx
 
+    for html in htmls:
         tree = lx.LexborHTMLParser(html)
         tree.strip_tags(["script", "style", "noscript", "template"])
         tree.strip_tags(["nav", "header", "footer", "aside", "form"])
@@ -66,7 +66,8 @@ def per_page(site: Path, pages: int) -> None:
     twin = cpu(lambda: [signature_py(t.encode()) for t in texts[:20]], 1) * n / 20
     print(f"parse_html, every field:          {plain * ms:7.3f} ms a page")
     print(
-        f"parse_html + content signature:   {signed * ms:7.3f} ms a page (+{signed / plain - 1:.1%})"
+        f"parse_html + content signature:   {signed * ms:7.3f} ms a page"
+        f" (+{signed / plain - 1:.1%})"
     )
     print(f"our signature (C), text given:    {ours * ms:7.3f} ms a page")
     print(f"our signature (Python twin):      {twin * ms:7.3f} ms a page")
@@ -159,8 +160,8 @@ def at_scale(n: int) -> None:
         f" ~{held / 2**20:.0f} MB of input; {len(rows):,} pages in {clusters:,} clusters"
     )
     try:
-        from datasketch import LeanMinHash, MinHashLSH
         import numpy as np
+        from datasketch import LeanMinHash, MinHashLSH
     except ImportError:
         return
     hashes = [np.frombuffer(sig, dtype="<u4").astype(np.uint32) for _, _, sig in signed]
