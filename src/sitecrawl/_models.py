@@ -265,6 +265,12 @@ class Page:
     #: (stored, not part of the record); None without the setting or for a text too short.
     content_hash: str | None = record_field(None, parsed=True)
     content_minhash: bytes | None = record_field(None, parsed=True, record=False)
+    #: A rendered page's screenshot (``--screenshot``): the PNG's path (its JPEG thumbnail
+    #: beside it, ``.thumb.jpg``); and axe-core's accessibility violations (``--a11y``), each
+    #: ``{"rule", "impact", "help", "help_url", "nodes", "selectors"}``
+    #: (:mod:`sitecrawl.render._extras`). None and empty when not asked for or not rendered.
+    screenshot: str | None = record_field(None)
+    a11y: list[dict[str, Any]] = record_field(factory=list)
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.
