@@ -33,6 +33,7 @@ def build_parser() -> Parser:
         _extract,
         _markdown,
         _report,
+        _screenshot,
         _sitemap,
         _status,
         _worker,
@@ -56,6 +57,7 @@ def build_parser() -> Parser:
     ):
         command.add_command(commands)
     _markdown.add_command(commands)
+    _screenshot.add_command(commands)
     return parser
 
 

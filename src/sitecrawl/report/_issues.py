@@ -4,7 +4,16 @@ of each check with what it means (docs/checks.md says how to fix it). Pure."""
 
 from __future__ import annotations
 
-from ..audit import CHECKS, Audit, IssueRow, issue_counts, issue_rows, near_duplicates, signed_pages
+from ..audit import (
+    CHECKS,
+    SEVERITIES,
+    Audit,
+    IssueRow,
+    issue_counts,
+    issue_rows,
+    near_duplicates,
+    signed_pages,
+)
 from ._data import ReportData
 from ._table import Table, cell_text
 
@@ -40,11 +49,21 @@ def issue_tables(data: ReportData, found: Audit) -> list[Table]:
             "Issues by check",
             "How many rows each check found.",
             (("Check", "text"), ("Severity", "text"), ("Rows", "num"), ("Meaning", "text")),
-            [[name, CHECKS[name].severity, n, CHECKS[name].summary] for name, n in counts.items()],
+            [[name, *_about(name, rows, n)] for name, n in counts.items()],
             export="issues",
         ),
         _clusters(data),
     ]
+
+
+def _about(name: str, rows: list[IssueRow], n: int) -> tuple[str, int, str]:
+    """A check's severity, row count and meaning: a listed check's own; an ``a11y.<rule>``
+    check's worst row's severity and axe-core's help for it."""
+    if (check := CHECKS.get(name)) is not None:
+        return check.severity, n, check.summary
+    mine = [row for row in rows if row.check == name]
+    worst = min(mine, key=lambda row: SEVERITIES.index(row.severity))
+    return worst.severity, n, str(worst.detail.get("help") or "an axe-core rule")
 
 
 def _clusters(data: ReportData) -> Table:
