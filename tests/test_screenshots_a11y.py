@@ -15,7 +15,6 @@ from aiohttp import web
 
 from browser import chromium_path
 from conftest import ServeFn
-from servers import html
 from sitecrawl import AsyncCrawler, CrawlConfig, Limits, Page, Render
 from sitecrawl._cli import main
 
@@ -133,23 +132,10 @@ def test_the_cli_writes_issues_rows_and_the_report_tabs(serve: ServeFn) -> None:
     image_alt = a11y[("a11y.image-alt", "/bad")]
     assert image_alt["severity"] == "error" and image_alt["detail"]["impact"] == "critical"
     assert image_alt["detail"]["selectors"] == ["img"]
-    assert (
-        main(
-            [
-                "check",
-                site.url,
-                "--render",
-                "always",
-                "--browser",
-                chromium_path(),
-                "--a11y",
-                "--fail-on",
-                "a11y",
-                "-q",
-            ]
-        )
-        == 1
-    )
+    check = ["check", site.url, "--render", "always", "--browser", chromium_path(), "--a11y"]
+    assert main([*check, "--fail-on", "a11y", "-q"]) == 1
+    assert main([*check, "--fail-on", "a11y.image-alt", "-q"]) == 1
+    assert main([*check, "--fail-on", "a11y", "-q", "-n", "1"]) == 0  # the clean page alone
     assert main(["report", "a.db", "-o", "r.html", "-q"]) == 0
     report = Path("r.html").read_text(encoding="utf-8")
     assert "Accessibility" in report and "image-alt" in report
