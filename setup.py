@@ -1,7 +1,8 @@
 """The C extension; everything else about the package is in pyproject.toml.
 
 ``sitecrawl._speedups`` holds two hot loops (the word count and plain-path link joins), and
-``sitecrawl.parse._scan`` the markup cost estimate read before each parse (``_markup.py``). They are
+``sitecrawl.parse._scan`` the markup cost estimate read before each parse (``_markup.py``),
+``sitecrawl.parse._minhash`` a page's near-duplicate signature (``_signature.py``). They are
 optional: without a C compiler the install goes on and sitecrawl uses their Python twins
 (``_words.py``, ``_urls._join_plain``, ``_markup.markup_cost_py``): fewer pages/s.
 """
@@ -12,5 +13,6 @@ setup(
     ext_modules=[
         Extension("sitecrawl._speedups", ["src/sitecrawl/_speedups.c"], optional=True),
         Extension("sitecrawl.parse._scan", ["src/sitecrawl/parse/_scan.c"], optional=True),
+        Extension("sitecrawl.parse._minhash", ["src/sitecrawl/parse/_minhash.c"], optional=True),
     ]
 )

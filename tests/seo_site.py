@@ -32,6 +32,8 @@ PLANTED: dict[str, str] = {
     "page.noindex": "/sm/noindex",
     "page.canonicalised": "/sm/canon",
     "image.missing_alt": "/t/img",
+    "exact_duplicate": "/dup/exact1",
+    "near_duplicate": "/dup/near1",
     "hreflang.invalid_code": "/hl/bad",
     "hreflang.conflict": "/hl/bad",
     "hreflang.no_return": "/hl/bad",
@@ -53,6 +55,21 @@ PLANTED: dict[str, str] = {
     "structured_data.missing_required": "/sd/bad",
     "structured_data.missing_recommended": "/sd/bad",
 }
+
+#: Pages of one long text (crawled with --near-duplicates): word for word the same on the two
+#: ``exact`` pages, one word changed on ``near2`` (about 97 % of the shingles shared), its own
+#: text on ``other`` (in no cluster).
+DUPLICATES = ("/dup/exact1", "/dup/exact2", "/dup/near1", "/dup/near2", "/dup/other")
+
+
+def long_text(seed: int, changed: int | None = None) -> str:
+    """300 words of a fixed pseudo-random text (``changed``: that word replaced)."""
+    state, words = seed * 7919 + 1, []
+    for i in range(300):
+        state = (state * 1103515245 + 12345) % 2**31
+        words.append("changed" if i == changed else f"w{state % 5000}")
+    return " ".join(words)
+
 
 #: Pages listed in the sitemap.
 LISTED = (
@@ -80,6 +97,7 @@ LISTED = (
     "/sm/orphan",
     "/blocked/page",
     "/sd/bad",
+    *DUPLICATES,
 )
 #: Where the home page links (the others: from /hl/bad), each once.
 LINKED = (
@@ -98,6 +116,7 @@ LINKED = (
     "/moved1",
     "/moved2",
     "/sd/bad",
+    *DUPLICATES,
 )
 #: JSON-LD with one of each structured-data finding (crawled with --structured-data): not
 #: JSON, a type schema.org lacks, a misspelt property, a Review without the itemReviewed
@@ -232,6 +251,16 @@ def seo_app() -> web.Application:
     async def png(request: web.Request) -> web.Response:
         return web.Response(body=b"\x89PNG\r\n\x1a\n", content_type="image/png")
 
+    async def duplicated(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        seed = {"exact1": 1, "exact2": 1, "near1": 2, "near2": 2, "other": 3}[name]
+        text = long_text(seed, changed=250 if name == "near2" else None)
+        return html(
+            f"<main><p>{text}</p></main><footer>Dup {name}</footer>",
+            title=f"Dup {name}",
+            head=f'<meta name="description" content="Dup {name}">',
+        )
+
     async def structured(request: web.Request) -> web.Response:
         scripts = "".join(f'<script type="application/ld+json">{j}</script>' for j in STRUCTURED)
         return _page("Structured", head=scripts)
@@ -259,6 +288,7 @@ def seo_app() -> web.Application:
         ("/sitemap.xml", sitemap),
         ("/pic.png", png),
         ("/sd/bad", structured),
+        ("/dup/{name:exact1|exact2|near1|near2|other}", duplicated),
     ]
     for path, handler in routes:
         app.router.add_get(path, handler)

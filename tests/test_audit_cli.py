@@ -52,7 +52,7 @@ def from_parquet(path: Path) -> list[dict[str, Any]]:
     rows = pq.read_table(path).to_pylist()
     for row in rows:
         for name, value in row.items():
-            if name in ("extracted", "html_values", "structured_data"):
+            if name in ("extracted", "html_values", "structured_data", "a11y"):
                 row[name] = json.loads(value)
             elif isinstance(value, list) and value and isinstance(value[0], dict):
                 row[name] = [list(item.values()) for item in value]

@@ -64,6 +64,7 @@ def seo(serve: ServeFn) -> ServerThread:
     """The SEO site crawled into s.db."""
     site = serve(seo_app())
     argv = ["crawl", site.url, "--state", "s.db", "-q", "--retries", "0", "--structured-data"]
+    argv.append("--near-duplicates")
     assert main(argv) == 0
     return site
 

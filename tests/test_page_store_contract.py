@@ -88,6 +88,19 @@ FULL = Page(
         {"format": "json-ld", "type": "Product", "properties": {"name": "é", "offers": {"p": 1}}},
         {"format": "json-ld", "type": None, "properties": {}, "error": "Expecting value"},
     ],
+    content_hash="0123456789abcdef",
+    content_minhash=bytes(range(256)) * 2,  # every byte value, a NUL first
+    screenshot="site.screenshots/0123456789abcdef.png",
+    a11y=[
+        {
+            "rule": "image-alt",
+            "impact": "critical",
+            "help": "Images must have alternative text",
+            "help_url": "https://dequeuniversity.com/rules/axe/4.14/image-alt",
+            "nodes": 2,
+            "selectors": ["img", "#logo > img"],
+        }
+    ],
     links=[
         (B + "/a", "to a", None, "a"),
         ("https://other.test/", "other", "nofollow", "a"),

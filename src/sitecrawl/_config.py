@@ -383,6 +383,34 @@ class CrawlConfig:
         ),
         group="custom extraction",
     )
+    #: Sign each HTML page's main content (the Markdown with ``--markdown``, else the body
+    #: text without navigation, header, footer, sidebars and forms) for the near-duplicate
+    #: audit run after the crawl (:mod:`sitecrawl.audit._neardup`): exact duplicates by
+    #: hash, near ones by MinHash at :attr:`near_dup_threshold`. Off by default: 512 bytes
+    #: more a stored page (bench/RESULTS.md section 30).
+    near_duplicates: bool = setting(
+        False,
+        flag(
+            "--near-duplicates",
+            kind="true",
+            help="sign each page's main content for the near-duplicate audit (the"
+            " near_duplicates export table, the exact_duplicate and near_duplicate checks)",
+        ),
+        group="content",
+    )
+    #: The estimated Jaccard similarity of two pages' 5-word shingles at which they are near
+    #: duplicates (stored with the crawl; the audit after it reads it).
+    near_dup_threshold: float = setting(
+        0.9,
+        flag(
+            "--near-dup-threshold",
+            parse=fraction,
+            metavar="F",
+            help="with --near-duplicates: the similarity (0-1] from which two pages are near"
+            " duplicates (default %(default)s)",
+        ),
+        group="content",
+    )
     #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
     render: Render = field(default_factory=Render, metadata=section("rendering (JavaScript)"))
     #: Let redirects, links, sitemaps and robots.txt lead to addresses of a more private class
@@ -408,6 +436,8 @@ class CrawlConfig:
         object.__setattr__(self, "start_urls", starts)
         if self.processes < 1:
             raise ConfigError(f"processes must be at least 1, got {self.processes}")
+        if not 0 < self.near_dup_threshold <= 1:
+            raise ConfigError(f"near_dup_threshold is in (0, 1], not {self.near_dup_threshold}")
         if self.markdown_scope not in MARKDOWN_SCOPES:
             raise ConfigError(f"markdown scope is main or full, not {self.markdown_scope!r}")
         if self.subdomains and self.rules.scope not in (None, "subdomains"):

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 RenderMode = Literal["never", "auto", "always"]
 RENDER_MODES: tuple[RenderMode, ...] = ("never", "auto", "always")
+Screenshot = Literal["viewport", "full"]
+SCREENSHOTS: tuple[Screenshot, ...] = ("viewport", "full")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -31,7 +33,10 @@ class Render:
     PATH). ``tabs`` pages render at once; ``timeout`` seconds cover a render's navigation
     (the load event) and its network idle (no request in flight for ``idle`` seconds)
     together. The browser is restarted every ``restart_every`` renders and when its memory
-    passes ``max_memory_mb``. Third-party requests are aborted unless ``allow_third_party``."""
+    passes ``max_memory_mb``. Third-party requests are aborted unless ``allow_third_party``.
+    ``screenshot``: a PNG of each rendered page (``viewport`` or ``full`` page) in
+    ``screenshot_dir``, and a small JPEG thumbnail beside it (the record's ``screenshot``);
+    ``a11y``: axe-core's violations of each rendered page (the record's ``a11y``)."""
 
     mode: RenderMode = setting(
         "never",
@@ -98,7 +103,41 @@ class Render:
         ),
     )
 
+    screenshot: Screenshot | None = setting(
+        None,
+        flag(
+            "--screenshot",
+            kind="optional",
+            const="viewport",
+            choices=SCREENSHOTS,
+            help="with --render: a PNG of each rendered page, the viewport (1280x720) or with"
+            " 'full' the whole page, in --screenshot-dir",
+        ),
+    )
+    screenshot_dir: str = setting(
+        "screenshots",
+        flag(
+            "--screenshot-dir",
+            metavar="DIR",
+            help="where --screenshot writes its PNGs (default: beside the state file or the"
+            " first output, NAME.screenshots/)",
+        ),
+    )
+    a11y: bool = setting(
+        False,
+        flag(
+            "--a11y",
+            kind="true",
+            help="with --render: run axe-core in each rendered page (its violations: the a11y"
+            " field, a11y.RULE rows of the issues table)",
+        ),
+    )
+
     def __post_init__(self) -> None:
+        if (self.screenshot or self.a11y) and self.mode == "never":
+            raise ConfigError("--screenshot and --a11y look at rendered pages: add --render")
+        if self.screenshot not in (None, *SCREENSHOTS):
+            raise ConfigError(f"screenshot is viewport or full, not {self.screenshot!r}")
         if self.mode not in RENDER_MODES:
             raise ConfigError(f"render mode is never, auto or always, not {self.mode!r}")
         if self.tabs < 1:

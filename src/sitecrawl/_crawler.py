@@ -33,7 +33,7 @@ from ._log import logger, request_line
 from ._models import FAILURES_KEPT, CrawlStats, Page, Request
 from ._urls import split_host, url_key
 from .control import CrawlScope, LinkRules, LinkTargets, TrapGuard, default_scope
-from .fetch import FetchStack, PageJob, Recorder, RobotsRules
+from .fetch import FetchStack, PageJob, Recorder, RobotsRules, merge_alternates
 from .frontier import (
     Frontier,
     MemoryFrontier,
@@ -131,6 +131,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
             extraction=Extraction(config.extract) if config.extract else None,
             markdown=config.markdown_scope if config.markdown else None,
             structured_data=config.structured_data,
+            near_duplicates=config.near_duplicates,
         )
         self._resources = contextlib.AsyncExitStack()
         # Credentials go to the start URLs' scope: not where a start URL redirects off-site.
@@ -147,7 +148,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         self._job.unconverted = self.stats.unconverted
         self._job.notes = self.stats.notes
         self._renderer: Renderer | None = None
-        self._sitemap_keys: set[str] = set()
+        #: Keys of the URLs the sitemaps list -> the hreflang alternates they name there.
+        self._sitemap_keys: dict[str, list[tuple[str, str]]] = {}
         self._targets = self._link_targets()
         self._on_page = on_page
         self._on_error = on_error
@@ -221,6 +223,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         if config.extract != self.config.extract:
             self._parser.extraction = Extraction(self.config.extract)
         self._parser.markdown = self.config.markdown_scope if self.config.markdown else None
+        self._parser.near_duplicates = self.config.near_duplicates
         if given_rules(config) != given_rules(self.config):
             self.scope.reaim(self.config.scope_kind)
             self._trusted.reaim(self.config.scope_kind)
@@ -336,6 +339,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
             previous = await self.frontier.previous_page(request.key)
         page, links = await self._job.run(request, previous)
         page.in_sitemap = request.key in self._sitemap_keys
+        if alternates := self._sitemap_keys.get(request.key):  # the sitemap's hreflang
+            page.hreflang = merge_alternates(page.hreflang, alternates)
         if (
             request.depth == 0
             and page.redirects
@@ -403,7 +408,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         urls = found.urls
         if rules.rules.rewrites:
             urls = [url for url in map(rules.rewrite, urls) if url is not None]
-        self._sitemap_keys.update(url_key(url) for url in urls)
+        self._sitemap_keys.update((url_key(url), found.alternates.get(url, [])) for url in urls)
         if max_depth is not None and max_depth < 1:
             return
         if rules.filters:

@@ -259,6 +259,18 @@ class Page:
     #: ``{"format", "type", "properties"}`` (and ``error`` for JSON-LD that is not JSON):
     #: see :mod:`sitecrawl.parse._structured`. Empty without the setting.
     structured_data: list[dict[str, Any]] = record_field(factory=list, parsed=True)
+    #: The main content's signature for the near-duplicate audit (``--near-duplicates``;
+    #: :mod:`sitecrawl.parse._signature`): ``content_hash``, 16 hex digits equal for pages
+    #: with the same words in the same order, and ``content_minhash``, 512 bytes of MinHash
+    #: (stored, not part of the record); None without the setting or for a text too short.
+    content_hash: str | None = record_field(None, parsed=True)
+    content_minhash: bytes | None = record_field(None, parsed=True, record=False)
+    #: A rendered page's screenshot (``--screenshot``): the PNG's path (its JPEG thumbnail
+    #: beside it, ``.thumb.jpg``); and axe-core's accessibility violations (``--a11y``), each
+    #: ``{"rule", "impact", "help", "help_url", "nodes", "selectors"}``
+    #: (:mod:`sitecrawl.render._extras`). None and empty when not asked for or not rendered.
+    screenshot: str | None = record_field(None)
+    a11y: list[dict[str, Any]] = record_field(factory=list)
     #: Every link (``<a>``, ``<img>``, ``<link>``, ``<script>``, ``<iframe>``) with its text,
     #: rel and kind, duplicates included (what a page store and the link check need; filled
     #: only when asked for). Not part of the record: ``to_dict`` and the sinks leave it out.

@@ -52,13 +52,14 @@ def _column_type(hint: Any) -> str:
         return "tuples" if typing.get_origin(item) is tuple else "list"
     types = set(typing.get_args(hint) or (hint,)) - {type(None)}
     (single,) = types
-    return {bool: "bool", int: "int", float: "float"}.get(single, "str")
+    return {bool: "bool", int: "int", float: "float", bytes: "bytes"}.get(single, "str")
 
 
 _HINTS = typing.get_type_hints(Page)
 #: Column name -> how it is stored: ``list`` / ``tuples`` (a JSON array; of arrays read back as
 #: tuples), ``object`` (a JSON object), ``bool``, ``int``, ``float`` or ``str``, from the
-#: field's type. In :class:`Page` field order.
+#: field's type (``bytes``: a BLOB in SQLite, base64 text in a JSON record). In :class:`Page`
+#: field order.
 COLUMN_TYPES: dict[str, str] = {
     f.name: _column_type(_HINTS[f.name]) for f in dataclasses.fields(Page) if f.name != _DERIVED
 }
@@ -74,6 +75,10 @@ OPTIONAL: frozenset[str] = frozenset(
 )
 #: The stored columns, in :class:`Page` field order.
 COLUMNS: tuple[str, ...] = tuple(COLUMN_TYPES)
+#: The columns of bytes (``content_minhash``).
+BYTES_COLUMNS: frozenset[str] = frozenset(
+    name for name, kind in COLUMN_TYPES.items() if kind == "bytes"
+)
 #: The columns stored as JSON arrays.
 JSON_COLUMNS: frozenset[str] = frozenset(
     name for name, kind in COLUMN_TYPES.items() if kind in ("list", "tuples", "object")
@@ -108,8 +113,11 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
 
 def encode(page: Page) -> dict[str, Any]:
     """The page as a JSON-able record: column -> value (lists shared, not copied; compressed
-    columns as base64 text)."""
+    and bytes columns as base64 text)."""
     record = {name: getattr(page, name) for name in COLUMNS}
+    for name in BYTES_COLUMNS:
+        if (raw := record[name]) is not None:
+            record[name] = base64.b64encode(raw).decode("ascii")
     for name in COMPRESSED:
         if (frame := pack(record[name])) is not None:
             record[name] = base64.b64encode(frame).decode("ascii")
@@ -161,6 +169,8 @@ def decode(record: Mapping[str, Any]) -> Page:
             continue  # the field's default
         if name in COMPRESSED:
             values[name] = unpack(value)
+        elif kind == "bytes":
+            values[name] = base64.b64decode(value) if isinstance(value, str) else bytes(value)
         elif kind == "bool":
             values[name] = bool(value)
         elif kind == "object":

@@ -29,8 +29,9 @@ from typing import Any, Literal
 #: How a flag sets its field: a parsed ``value``; ``true``/``false`` for a bool flag (``false``:
 #: the flag turns a True default off, ``--no-sitemaps``); ``append`` a repeatable value into a
 #: tuple; ``pairs`` a repeatable two-value option (``--rewrite REGEX REPLACEMENT``); ``const``
-#: sets ``const`` (``--subdomains`` is ``--scope subdomains``).
-Kind = Literal["value", "true", "false", "append", "pairs", "const"]
+#: sets ``const`` (``--subdomains`` is ``--scope subdomains``); ``optional`` a value that may be
+#: left out, then ``const`` (``--screenshot`` is ``--screenshot viewport``).
+Kind = Literal["value", "true", "false", "append", "pairs", "const", "optional"]
 _NO_DEFAULT: Any = object()
 
 

@@ -34,6 +34,7 @@ def build_parser() -> Parser:
         _markdown,
         _mcp,
         _report,
+        _screenshot,
         _serve,
         _sitemap,
         _status,
@@ -60,6 +61,7 @@ def build_parser() -> Parser:
     ):
         command.add_command(commands)
     _markdown.add_command(commands)
+    _screenshot.add_command(commands)
     return parser
 
 

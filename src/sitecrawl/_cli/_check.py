@@ -113,14 +113,20 @@ def _failing_issues(
     the audit of the crawl once it has ended, the link checks' answers included."""
     if not args.fail_on and not args.fail_on_severity:
         return ()
-    from ..audit import crawl_issues, failing, site_rows
+    from ..audit import DEFAULT_NEAR_DUP_THRESHOLD, crawl_issues, failing, site_rows
 
     def target(url: str) -> tuple[int | None, str | None, str | None] | None:
         found = checked.get(url)
         return None if found is None else (found.status, found.error, found.error_kind)
 
     rows = site_rows(pages, base_url, target_status=target)
-    issues = crawl_issues(rows.pages, rows.links, rows.images, start_url=base_url)
+    issues = crawl_issues(
+        rows.pages,
+        rows.links,
+        rows.images,
+        start_url=base_url,
+        near_dup_threshold=getattr(args, "near_dup_threshold", None) or DEFAULT_NEAR_DUP_THRESHOLD,
+    )
     names = [name for names in args.fail_on or () for name in names]
     found = failing(issues, checks=names, severity=args.fail_on_severity)
     # Broken links fail the check anyway, each listed once as BROKEN with its referrers.

@@ -135,6 +135,7 @@ def _execute(args: argparse.Namespace) -> int:
     check_outputs(args.output, crawl=True, archives=True)
     check_archives(args.output, redis=args.redis is not None)
     config = markdown_for_outputs(config, args.output)
+    config = _screenshots_beside(config, args)
     for path in args.output:  # now: a refused output leaves no state file behind
         if path != "-":
             check_writable(path, output=True)
@@ -227,6 +228,21 @@ async def _crawl_to_outputs(
     finally:
         if state is not None:
             await state.close()
+
+
+def _screenshots_beside(config: CrawlConfig, args: argparse.Namespace) -> CrawlConfig:
+    """``--screenshot`` without ``--screenshot-dir``: the PNGs go beside the state file, else
+    the first output: ``NAME.screenshots/``."""
+    if not config.render.screenshot or isinstance(getattr(args, "screenshot_dir", None), str):
+        return config
+    beside = args.state or next((path for path in args.output if path != "-"), None)
+    if beside is None and not args.no_state and args.redis is None:
+        beside = default_state_path(config)
+    if beside is None:
+        return config
+    directory = os.path.splitext(os.path.basename(beside))[0] + ".screenshots"
+    directory = os.path.join(os.path.dirname(beside), directory)
+    return replace(config, render=replace(config.render, screenshot_dir=directory))
 
 
 def _nothing(finished: list[CrawlStats]) -> bool:

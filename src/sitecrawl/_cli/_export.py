@@ -17,7 +17,16 @@ from ._redis import check_source, store_command
 if TYPE_CHECKING:
     from ..frontier import PageStore
 
-TABLE_NAMES = ("pages", "links", "redirects", "images", "issues", "chunks", "structured_data")
+TABLE_NAMES = (
+    "pages",
+    "links",
+    "redirects",
+    "images",
+    "issues",
+    "chunks",
+    "structured_data",
+    "near_duplicates",
+)
 
 
 def add_command(commands: Any) -> None:
@@ -39,7 +48,8 @@ def add_command(commands: Any) -> None:
         help="which table: pages (default), links, redirects, images, issues (every finding:"
         " docs/checks.md), chunks (each page's Markdown cut for retrieval: url, title, chunk,"
         " headings, text, tokens; needs a crawl with --markdown) or structured_data (crawled"
-        " with --structured-data)",
+        " with --structured-data) or near_duplicates (crawled with --near-duplicates: url,"
+        " cluster_id, similar_to, similarity)",
     )
     export.add_argument(
         "--chunk-tokens",
@@ -60,7 +70,7 @@ def _execute(args: argparse.Namespace) -> int:
     error) leaves each path as it was."""
     from .._exceptions import ConfigError
     from ..parse import stored_rules
-    from ..report import store_issue_rows
+    from ..report import store_issue_rows, store_near_duplicate_rows
     from ..sinks import (
         CHUNKS,
         DEFAULT_CHUNK_TOKENS,
@@ -110,6 +120,9 @@ def _execute(args: argparse.Namespace) -> int:
             return await write_rows_async(paths, CHUNKS, store_chunk_rows(store, tokens))
         if args.table == "issues":  # the audit of every page, not rows of each one
             return await write_rows_async(paths, TABLES["issues"], store_issue_rows(store))
+        if args.table == "near_duplicates":
+            rows = store_near_duplicate_rows(store)
+            return await write_rows_async(paths, TABLES["near_duplicates"], rows)
         chosen = TABLES[args.table]
         if chosen.name == "pages":  # a column per extraction rule the crawl ran
             kept = (getattr(store, name, None) for name in ("options", "config"))

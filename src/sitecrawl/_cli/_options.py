@@ -79,6 +79,8 @@ def _add(group: argparse._ActionsContainer, flag: Flag, shown: Any) -> None:
             options["action"] = "append"
         elif flag.kind == "pairs":
             options.update(action="append", nargs=2)
+        elif flag.kind == "optional":
+            options.update(nargs="?", const=flag.const)
     group.add_argument(*flag.options, **options)
 
 

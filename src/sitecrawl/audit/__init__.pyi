@@ -30,6 +30,12 @@ from ._issues import issue_counts as issue_counts
 from ._issues import issue_rows as issue_rows
 from ._linkcheck import LinkChecker as LinkChecker
 from ._linkcheck import TargetStatus as TargetStatus
+from ._neardup import DEFAULT_NEAR_DUP_THRESHOLD as DEFAULT_NEAR_DUP_THRESHOLD
+from ._neardup import NearDuplicate as NearDuplicate
+from ._neardup import Signatures as Signatures
+from ._neardup import lsh_shape as lsh_shape
+from ._neardup import near_duplicates as near_duplicates
+from ._neardup import signed_pages as signed_pages
 from ._rows import ImageRow as ImageRow
 from ._rows import LinkRow as LinkRow
 from ._rows import image_rows as image_rows

@@ -6,6 +6,7 @@ means and how to fix it is the one table in ``docs/checks.md``, which a test hol
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -46,6 +47,8 @@ CHECKS: dict[str, Check] = {
         Check("page.noindex", "notice", "a page tells search engines not to index it"),
         Check("page.canonicalised", "notice", "a page's canonical is another URL"),
         Check("image.missing_alt", "warning", "an image has no alt text"),
+        Check("exact_duplicate", "warning", "another page has the same main content"),
+        Check("near_duplicate", "warning", "another page's main content is nearly the same"),
         Check("hreflang.invalid_code", "error", "an hreflang value is no language(-region)"),
         Check("hreflang.conflict", "error", "one language points at several URLs"),
         Check("hreflang.no_return", "error", "an alternate does not link back"),
@@ -72,17 +75,41 @@ CHECKS: dict[str, Check] = {
 }
 
 
+#: The family of the accessibility checks: ``a11y.<rule>`` for each axe-core rule a rendered
+#: page breaks (``--a11y``), named by axe, not listed in :data:`CHECKS`; the severity is the
+#: violation's impact's (:data:`A11Y_SEVERITY`).
+A11Y = "a11y"
+#: axe-core's impact -> the row's severity: what blocks or seriously hinders some visitors is
+#: an error, what hinders them a warning, the rest a notice.
+A11Y_SEVERITY: dict[str, Severity] = {
+    "critical": "error",
+    "serious": "error",
+    "moderate": "warning",
+    "minor": "notice",
+}
+_A11Y_RULE = re.compile(r"a11y\.[a-z0-9-]+")
+
+
+def is_a11y(name: str) -> bool:
+    """Whether ``name`` is an accessibility check, ``a11y.<rule>``."""
+    return _A11Y_RULE.fullmatch(name) is not None
+
+
 def check_names(text: str) -> tuple[str, ...]:
     """The checks ``text`` names, comma-separated: a check (``title.missing``) or a family
-    (``hreflang``: every ``hreflang.*`` check). Raises ValueError naming an unknown one."""
+    (``hreflang``: every ``hreflang.*`` check; ``a11y``: every ``a11y.<rule>``, and one such
+    rule by its name). Raises ValueError naming an unknown one."""
     names: list[str] = []
     for part in text.split(","):
         name = part.strip()
         if not name:
             continue
+        if name == A11Y or is_a11y(name):
+            names += [name] if name not in names else []
+            continue
         found = [n for n in CHECKS if n == name or n.startswith(name + ".")]
         if not found:
-            families = sorted({check.family for check in CHECKS.values()})
+            families = sorted({check.family for check in CHECKS.values()} | {A11Y})
             raise ValueError(
                 f"unknown check {name!r}: name one of docs/checks.md, or a family"
                 f" ({', '.join(families)})"

@@ -15,9 +15,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from .._models import Page
-from ._checks import CHECKS, SEVERITIES, Finding, IssueRow, Severity, severity_at_least
+from ._checks import (
+    A11Y,
+    A11Y_SEVERITY,
+    CHECKS,
+    SEVERITIES,
+    Finding,
+    IssueRow,
+    Severity,
+    is_a11y,
+    severity_at_least,
+)
 from ._findings import DEFAULT_SLOW_MS, TEXT_FIELDS, Audit, audit
 from ._hreflang import canonical_elsewhere, documents, hreflang_findings, own_url
+from ._neardup import (
+    DEFAULT_NEAR_DUP_THRESHOLD,
+    near_duplicate_findings,
+    near_duplicates,
+    signed_pages,
+)
 from ._rows import ImageRow, LinkRow
 from ._sitemapaudit import sitemap_findings
 from ._structured import structured_data_issues
@@ -29,16 +45,26 @@ _LABELS = {"title": "title", "h1": "h1", "meta_description": "meta description"}
 
 
 def issue_rows(
-    found: Audit, pages: Sequence[Page], extra: Iterable[Finding] = ()
+    found: Audit,
+    pages: Sequence[Page],
+    extra: Iterable[Finding] = (),
+    *,
+    near_dup_threshold: float = DEFAULT_NEAR_DUP_THRESHOLD,
 ) -> Iterator[IssueRow]:
     """Every finding of one crawl, worst severity first, then by check (in
     :data:`CHECKS` order) and URL. ``found`` is :func:`~sitecrawl.audit.audit` of ``pages``;
     ``extra``: findings of other analyses of the crawl, ``(check, url, message, detail)``
-    (each check listed in :data:`CHECKS` and docs/checks.md)."""
+    (each check listed in :data:`CHECKS` and docs/checks.md); ``near_dup_threshold``: the
+    near-duplicate audit's (pages crawled with ``--near-duplicates``; else none)."""
     order = {name: i for i, name in enumerate(CHECKS)}
+    last = len(order)  # a11y.<rule>: after the listed checks
     rows = [_row(finding) for finding in (*_findings(found, pages), *extra)]
+    similar = near_duplicates(signed_pages(pages), near_dup_threshold)
+    rows += map(_row, near_duplicate_findings(similar))
     rows += structured_data_issues(pages)  # pages crawled with --structured-data; else none
-    rows.sort(key=lambda r: (SEVERITIES.index(r.severity), order[r.check], r.url))
+    rows.sort(
+        key=lambda r: (SEVERITIES.index(r.severity), order.get(r.check, last), r.check, r.url)
+    )
     return iter(rows)
 
 
@@ -50,10 +76,11 @@ def crawl_issues(
     start_url: str | None = None,
     slow_threshold_ms: float = DEFAULT_SLOW_MS,
     extra: Iterable[Finding] = (),
+    near_dup_threshold: float = DEFAULT_NEAR_DUP_THRESHOLD,
 ) -> list[IssueRow]:
     """The issues of a crawl's rows (:func:`~sitecrawl.audit.site_rows`, or a store's as the
     report reads them): :func:`~sitecrawl.audit.audit` of them, every slow page included;
-    ``extra`` as for :func:`issue_rows`."""
+    ``extra`` and ``near_dup_threshold`` as for :func:`issue_rows`."""
     found = audit(
         pages,
         links,
@@ -62,7 +89,7 @@ def crawl_issues(
         slow_limit=max(1, len(pages)),
         start_url=start_url,
     )
-    return list(issue_rows(found, pages, extra))
+    return list(issue_rows(found, pages, extra, near_dup_threshold=near_dup_threshold))
 
 
 def failing(
@@ -75,12 +102,16 @@ def failing(
         row
         for row in rows
         if row.check in named
+        or (A11Y in named and is_a11y(row.check))
         or (severity is not None and severity_at_least(row.severity, severity))
     ]
 
 
 def _row(finding: Finding) -> IssueRow:
     name, url, message, detail = finding
+    if is_a11y(name):
+        severity = A11Y_SEVERITY.get(str(detail.get("impact")), "warning")
+        return IssueRow(url, name, severity, message, detail)
     if (check := CHECKS.get(name)) is None:
         raise ValueError(f"unknown check {name!r}: list it in CHECKS and docs/checks.md")
     return IssueRow(url, name, check.severity, message, detail)
@@ -154,6 +185,29 @@ def _findings(found: Audit, pages: Sequence[Page]) -> Iterator[Finding]:
         )
     yield from hreflang_findings(pages)
     yield from sitemap_findings(found, pages)
+    yield from a11y_findings(pages)
+
+
+def a11y_findings(pages: Sequence[Page]) -> Iterator[Finding]:
+    """A row per axe-core rule a rendered page breaks (``--a11y``): ``a11y.<rule>``, its
+    impact, help, how many elements and the first ones' selectors in the detail."""
+    for page in pages:
+        for violation in page.a11y:
+            rule, nodes = violation.get("rule"), violation.get("nodes") or 0
+            if not isinstance(rule, str) or not is_a11y(f"{A11Y}.{rule}"):
+                continue
+            yield (
+                f"{A11Y}.{rule}",
+                own_url(page),
+                f"{violation.get('help') or rule} ({nodes} element{'s' * (nodes != 1)})",
+                {
+                    "impact": violation.get("impact"),
+                    "help": violation.get("help"),
+                    "help_url": violation.get("help_url"),
+                    "nodes": nodes,
+                    "selectors": violation.get("selectors") or [],
+                },
+            )
 
 
 def _pages(n: int) -> str:
@@ -171,7 +225,8 @@ def _sources(urls: Iterable[str]) -> list[str]:
 
 
 def issue_counts(rows: Iterable[IssueRow]) -> dict[str, int]:
-    """Rows per check, in :data:`CHECKS` order (checks without a row left out)."""
+    """Rows per check, in :data:`CHECKS` order, then the ``a11y.<rule>`` checks (checks
+    without a row left out)."""
     counts = dict.fromkeys(CHECKS, 0)
     for row in rows:
         counts[row.check] = counts.get(row.check, 0) + 1

@@ -1,5 +1,7 @@
 # The public names of sitecrawl.fetch, each once (its __init__.py serves them lazily).
 
+from ._alternates import link_alternates as link_alternates
+from ._alternates import merge_alternates as merge_alternates
 from ._exchange import Exchange as Exchange
 from ._exchange import Recorder as Recorder
 from ._fetcher import FollowPolicy as FollowPolicy

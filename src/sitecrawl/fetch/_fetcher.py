@@ -104,6 +104,7 @@ class Response:
     set_cookie: bool = False  # a Set-Cookie header came, and the crawl keeps this host's
     etag: str | None = None
     last_modified: str | None = None
+    link: str | None = None  # the Link headers, joined (hreflang alternates: ._alternates)
 
     @property
     def is_html(self) -> bool:
@@ -404,6 +405,7 @@ class Fetcher:
                     and self._trusted(url),
                     etag=headers.get("ETag"),
                     last_modified=headers.get("Last-Modified"),
+                    link=", ".join(headers.getall("Link", [])) or None,
                 )
                 peer = _peer(resp) if recorder is not None else None  # before the body is read
                 if response.location is None and method != "HEAD":

@@ -35,6 +35,7 @@ from .._models import Page, Request, body_hash
 from .._urls import split_host
 from ..parse import Extracted, pdf_available
 from ..throttle import Throttle, parse_retry_after
+from ._alternates import link_alternates, merge_alternates
 from ._fetcher import Fetcher, FollowPolicy, GetOptions, Response
 from ._gate import RobotsGate
 from ._redirects import RedirectTrail
@@ -330,6 +331,8 @@ class PageJob:
             data = await self.render(page, response, data)
         for name, value in data.fields.items():  # the record's fields the parser filled
             setattr(page, name, value)
+        if alternates := link_alternates(response.link, response.url):  # the Link header's
+            page.hreflang = merge_alternates(page.hreflang, alternates)
         if data.unconverted:
             self.unconverted.update(data.unconverted)
         if data.markdown_error is not None:  # the other fields kept: a record with its error

@@ -14,6 +14,7 @@ from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 from .._exceptions import FetchError
 from .._urls import join
 from ..control import CrawlScope
+from ._alternates import merge_alternates
 from ._fetcher import FollowPolicy
 from ._redirects import RedirectTrail
 
@@ -30,11 +31,14 @@ HTML_PAGE = "is an HTML page, not a sitemap"
 
 @dataclass(slots=True)
 class Sitemap:
-    """What one sitemap file lists: page URLs (``urlset``) or more sitemaps (index)."""
+    """What one sitemap file lists: page URLs (``urlset``) or more sitemaps (index), and
+    the hreflang alternates its ``<url>`` entries name (``<xhtml:link rel="alternate"
+    hreflang=... href=...>``), page URL -> ``[(hreflang, URL), ...]``."""
 
     urls: list[str] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
     error: str | None = None
+    alternates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def gunzip(body: bytes, cap: int = MAX_SITEMAP_BYTES) -> bytes | None:
@@ -88,11 +92,22 @@ def _collect(parser: XMLPullParser[Element], result: Sitemap, base: str) -> None
         local = element.tag.rpartition("}")[2]
         if local not in ("url", "sitemap"):
             continue
+        url = None
+        pairs: list[tuple[str, str]] = []
         for child in element:
-            if child.tag.rpartition("}")[2] == "loc" and child.text:
+            tag = child.tag.rpartition("}")[2]
+            if tag == "loc" and child.text:
                 url = join(base, child.text.strip())
                 if url is not None:
                     (result.urls if local == "url" else result.sitemaps).append(url)
+            elif tag == "link" and local == "url":
+                attrs = child.attrib
+                rels = (attrs.get("rel") or "").lower().split()
+                lang, href = attrs.get("hreflang"), attrs.get("href")
+                if "alternate" in rels and lang and href and (target := join(base, href.strip())):
+                    pairs.append((lang.strip(), target))
+        if url is not None and pairs and local == "url":
+            result.alternates[url] = merge_alternates(result.alternates.get(url, []), pairs)
         element.clear()
 
 
@@ -102,11 +117,13 @@ SitemapFetch = Callable[[str], Awaitable["tuple[int, bytes] | None"]]
 
 @dataclass(slots=True)
 class Discovery:
-    """The in-scope page URLs found, in sitemap order, and the sitemap files read."""
+    """The in-scope page URLs found, in sitemap order, and the sitemap files read; the
+    hreflang alternates the sitemaps name for those pages (:attr:`Sitemap.alternates`)."""
 
     urls: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    alternates: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 async def discover(
@@ -143,6 +160,9 @@ async def discover(
             if page not in found and scope.contains(page):
                 found.add(page)
                 out.urls.append(page)
+        for page, pairs in sitemap.alternates.items():
+            if page in found:
+                out.alternates[page] = merge_alternates(out.alternates.get(page, []), pairs)
     return out
 
 

@@ -22,8 +22,8 @@ SCHEMA_VERSION = 4
 def _sql_type(name: str) -> str:
     """The declared type of page column ``name``, from its :class:`Page` field's type."""
     sql = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}.get(COLUMN_TYPES[name], "TEXT")
-    if name in COMPRESSED:
-        sql = "BLOB"  # a zstd frame (the page codec's)
+    if name in COMPRESSED or COLUMN_TYPES[name] == "bytes":
+        sql = "BLOB"  # a zstd frame (the page codec's), or bytes
     return sql if name in OPTIONAL else sql + " NOT NULL"
 
 

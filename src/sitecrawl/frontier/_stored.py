@@ -93,6 +93,9 @@ def decode(
         markdown=markdown_here(stored),
         markdown_scope=stored.get("markdown_scope") or "main",
         allow_private_redirects=bool(stored.get("allow_private_redirects", False)),
+        structured_data=bool(stored.get("structured_data", False)),
+        near_duplicates=bool(stored.get("near_duplicates", False)),
+        near_dup_threshold=float(stored.get("near_dup_threshold") or 0.9),
     )
 
 

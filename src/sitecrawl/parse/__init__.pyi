@@ -16,6 +16,9 @@ from ._extras import pdf_available as pdf_available
 from ._pdf import PdfText as PdfText
 from ._pdf import read_pdf as read_pdf
 from ._pool import Parser as Parser
+from ._signature import NPERM as NPERM
+from ._signature import content_signature as content_signature
+from ._signature import similarity as similarity
 from ._structured import schema_org_context as schema_org_context
 from ._structured import short_type as short_type
 from ._structured import type_names as type_names

@@ -43,6 +43,7 @@ from ._decode import decode_html
 from ._extract import Extracted, parse_html
 from ._extraction import Extraction, Rule
 from ._markup import markup_reason
+from ._signature import content_signature
 
 if TYPE_CHECKING:
     from ._pdf import PdfText
@@ -61,11 +62,14 @@ def parse_body(
     extraction: Extraction | None = None,
     markdown: Scope | None = None,
     structured_data: bool = False,
+    near_duplicates: bool = False,
 ) -> Extracted:
     """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
     also each link's text and rel (:attr:`Extracted.links`); ``markdown``: also the content
     as Markdown of that scope (the record's ``markdown`` field; a failure is
-    :attr:`Extracted.markdown_error`). Raises :class:`ParseError` for markup that would cost
+    :attr:`Extracted.markdown_error`); ``near_duplicates``: also the content's signature
+    (``content_hash``, ``content_minhash``: of the Markdown when made, else of the body text
+    without boilerplate; :mod:`._signature`). Raises :class:`ParseError` for markup that would cost
     the parser more than :data:`~._markup.BUDGET` (see :mod:`._markup`)."""
     text = decode_html(body, charset)
     # The scan reads markup as ASCII bytes: UTF-16 and UTF-32 bodies (NULs) as UTF-8 again.
@@ -79,12 +83,17 @@ def parse_body(
         link_details=link_details,
         extraction=extraction,
         structured_data=structured_data,
+        content_signature=near_duplicates and markdown is None,
     )
     if markdown is not None:
         try:
-            data.fields["markdown"] = page_markdown(text, url, scope=markdown)
+            data.fields["markdown"] = content = page_markdown(text, url, scope=markdown)
         except Exception as exc:  # the converters' boundary: the other fields stay
             data.markdown_error = f"no Markdown: {exc!r}"
+        else:
+            if near_duplicates:
+                signed = content_signature(content or "")
+                data.fields["content_hash"], data.fields["content_minhash"] = signed
     return data
 
 
@@ -96,11 +105,14 @@ def parse_or_error(
     extraction: Extraction | None = None,
     markdown: Scope | None = None,
     structured_data: bool = False,
+    near_duplicates: bool = False,
 ) -> Extracted:
     """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
-        return parse_body(body, charset, url, link_details, extraction, markdown, structured_data)
+        return parse_body(
+            body, charset, url, link_details, extraction, markdown, structured_data, near_duplicates
+        )
     except ParseError:
         raise
     except Exception as exc:  # the parsing boundary: Lexbor, ada-url, codecs
@@ -136,21 +148,25 @@ def setup_frame(
     extraction: Extraction | None,
     markdown: Scope | None = None,
     structured_data: bool = False,
+    near_duplicates: bool = False,
 ) -> bytes:
     """The first frame a child reads: ``link_details``, the rules, the Markdown scope (None:
-    no Markdown) and ``structured_data``, as length-prefixed JSON."""
+    no Markdown), ``structured_data`` and ``near_duplicates``, as length-prefixed JSON."""
     rules = [rule.to_json() for rule in extraction.rules] if extraction else []
     setup = {
         "link_details": link_details,
         "extract": rules,
         "markdown": markdown,
         "structured_data": structured_data,
+        "near_duplicates": near_duplicates,
     }
     encoded = json.dumps(setup).encode()
     return LENGTH.pack(len(encoded)) + encoded
 
 
-def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None, Scope | None, bool] | None:
+def read_setup(
+    stdin: BinaryIO,
+) -> tuple[bool, Extraction | None, Scope | None, bool, bool] | None:
     """The setup written by :func:`setup_frame`; None when the parent closed the channel
     before (it was stopped while we started)."""
     header = stdin.read(LENGTH.size)
@@ -161,7 +177,9 @@ def read_setup(stdin: BinaryIO) -> tuple[bool, Extraction | None, Scope | None, 
     rules = [Rule(**item) for item in setup["extract"]]
     markdown = setup.get("markdown")
     extraction = Extraction(rules) if rules else None
-    return bool(setup["link_details"]), extraction, markdown, bool(setup.get("structured_data"))
+    structured_data = bool(setup.get("structured_data"))
+    near_duplicates = bool(setup.get("near_duplicates"))
+    return bool(setup["link_details"]), extraction, markdown, structured_data, near_duplicates
 
 
 def _write(stdout: BinaryIO, answer: bytes) -> None:
@@ -174,7 +192,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     the parent closes the pipe."""
     if (setup := read_setup(stdin)) is None:
         return
-    link_details, extraction, markdown, structured_data = setup
+    link_details, extraction, markdown, structured_data, near_duplicates = setup
     if markdown is not None:  # the converters imported before the child says it is ready
         with contextlib.suppress(ImportError):  # (the parent checked; else: each page says)
             from . import _content_tree  # noqa: F401
@@ -188,7 +206,14 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
                 answer = marshal.dumps(asdict(read_pdf_or_error(body, url)))
             else:
                 data = parse_or_error(
-                    body, charset, url, link_details, extraction, markdown, structured_data
+                    body,
+                    charset,
+                    url,
+                    link_details,
+                    extraction,
+                    markdown,
+                    structured_data,
+                    near_duplicates,
                 )
                 answer = marshal.dumps(data.wire())
         except ParseError as exc:

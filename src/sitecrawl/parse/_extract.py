@@ -14,6 +14,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .._models import PARSED_FIELDS, Link
 from .._urls import JoinCache, join
+from ._signature import content_signature as sign
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
@@ -104,6 +105,7 @@ def parse_html(
     link_details: bool = False,
     extraction: Extraction | None = None,
     structured_data: bool = False,
+    content_signature: bool = False,
 ) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
     against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
@@ -112,7 +114,9 @@ def parse_html(
     pages; without one, every link is resolved afresh. ``link_details`` also fills
     :attr:`Extracted.links` (every link with its text, rel and kind, for a page store and the
     link check), from the same tree; ``extraction`` runs its rules on the tree too, and
-    ``structured_data`` reads its JSON-LD, Microdata and RDFa items (:mod:`._structured`)."""
+    ``structured_data`` reads its JSON-LD, Microdata and RDFa items (:mod:`._structured`);
+    ``content_signature`` signs the body's text without boilerplate (:func:`_content_text`)
+    for the near-duplicate audit (``content_hash``, ``content_minhash``)."""
     tree = LexborHTMLParser(html)
     head = _Head.read(tree.head)
     base = page_url
@@ -148,6 +152,8 @@ def parse_html(
         "extracted": {},
         "links": [],
         "structured_data": [],
+        "content_hash": None,
+        "content_minhash": None,
     }
     data = Extracted(fields, follow_links, head.robots)
     if link_details:
@@ -168,6 +174,8 @@ def parse_html(
         found = extraction.run(tree, html, page_url)
         fields["extracted"], data.unconverted = found.values, found.unconverted
     fields["word_count"] = _word_count(tree)  # last: it strips scripts and styles from the tree
+    if content_signature:
+        fields["content_hash"], fields["content_minhash"] = sign(_content_text(tree))
     return data
 
 
@@ -329,6 +337,21 @@ def _word_count(tree: LexborHTMLParser) -> int:
         return 0
     tree.strip_tags(_NOT_TEXT)
     return count_words(body.text(separator=" "))
+
+
+#: What the near-duplicate audit leaves out of a page's text besides :data:`_NOT_TEXT`: the
+#: site's chrome, the same on every page (the Markdown's ``main`` scope drops more).
+_BOILERPLATE = ["nav", "header", "footer", "aside", "form"]
+
+
+def _content_text(tree: LexborHTMLParser) -> str:
+    """The body's text without boilerplate (:data:`_BOILERPLATE`, stripped from the tree;
+    after :func:`_word_count`, which strips the rest)."""
+    body = tree.body
+    if body is None:
+        return ""
+    tree.strip_tags(_BOILERPLATE)
+    return body.text(separator=" ")
 
 
 def _first(tree: LexborHTMLParser, tag: str) -> LexborNode | None:

@@ -74,6 +74,7 @@ class Parser:
         deadline: float = PARSE_DEADLINE,
         isolated: bool = False,
         structured_data: bool = False,
+        near_duplicates: bool = False,
     ) -> None:
         self.processes = processes
         self.deadline = deadline  # seconds a child may spend on one page
@@ -86,6 +87,8 @@ class Parser:
         self.markdown = markdown
         #: Fill :attr:`Extracted.structured_data` (``CrawlConfig.structured_data``).
         self.structured_data = structured_data
+        #: Fill ``content_hash`` and ``content_minhash`` (``CrawlConfig.near_duplicates``).
+        self.near_duplicates = near_duplicates
         #: Pages a child may have waiting before the event loop parses the next one itself.
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
@@ -157,6 +160,7 @@ class Parser:
                 self._changed,
                 self.markdown,
                 self.structured_data,
+                self.near_duplicates,
             )
         )
         try:
@@ -264,6 +268,7 @@ class Parser:
             self.extraction,
             self.markdown,
             self.structured_data,
+            self.near_duplicates,
         )
 
     async def _parse_in_child(

@@ -204,6 +204,7 @@ async def spawn(
     changed: asyncio.Event,
     markdown: Scope | None = None,
     structured_data: bool = False,
+    near_duplicates: bool = False,
 ) -> ParserProcess:
     jobs_child, jobs_loop = jobs_channel()
     answers_child, answers_loop = answers_channel()
@@ -240,5 +241,5 @@ async def spawn(
     )
     jobs = asyncio.StreamWriter(transport, protocol, None, loop)
     # Read first; the jobs queue behind it.
-    jobs.write(setup_frame(link_details, extraction, markdown, structured_data))
+    jobs.write(setup_frame(link_details, extraction, markdown, structured_data, near_duplicates))
     return ParserProcess(process, jobs, (answers, reading), deadline, changed)

@@ -2,3 +2,5 @@
 
 from ._browser import find_browser as find_browser
 from ._renderer import Renderer as Renderer
+from ._renderer import save_screenshot as save_screenshot
+from ._renderer import thumbnail_path as thumbnail_path

@@ -38,11 +38,12 @@ import shutil
 import time
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._config_render import Render
 from .._exceptions import ConfigError, RenderError
 from .._log import logger
+from ._extras import screenshot, violations
 from ._procs import kill_tree, tree_memory_mb
 
 if TYPE_CHECKING:
@@ -116,12 +117,17 @@ CLOSE_WAIT = 5.0
 class Rendered:
     """A render's result: the DOM as HTML; False ``complete`` when the render was cut off at
     its budget before the network went idle; ``ms`` the render's own time (with a tab),
-    ``wait_ms`` the wait for a free tab before it."""
+    ``wait_ms`` the wait for a free tab before it; ``png`` and ``thumb`` its screenshot and
+    thumbnail (``Render.screenshot``), ``a11y`` axe-core's violations (``Render.a11y``;
+    :mod:`._extras`)."""
 
     html: str
     complete: bool
     ms: float
     wait_ms: float = 0.0
+    png: bytes | None = None
+    thumb: bytes | None = None
+    a11y: list[dict[str, Any]] | None = None
 
 
 class PageRoutes(Protocol):
@@ -398,7 +404,20 @@ class BrowserPool:
                 f" {options.timeout:g} s",
                 url=url,
             ) from None
-        return Rendered(html, complete, round((time.monotonic() - started) * 1000, 1))
+        png = thumb = found = None
+        if options.screenshot or options.a11y:  # the DOM as read, in the budget's grace
+            try:
+                async with self._bounded(deadline - time.monotonic(), grace=options.timeout):
+                    if options.screenshot:
+                        png, thumb = await screenshot(page, options.screenshot)
+                    if options.a11y:
+                        found = await violations(page)
+            except TimeoutError:
+                raise RenderError(
+                    "render timed out: no screenshot or accessibility check in time", url=url
+                ) from None
+        ms = round((time.monotonic() - started) * 1000, 1)
+        return Rendered(html, complete, ms, png=png, thumb=thumb, a11y=found)
 
     @contextlib.asynccontextmanager
     async def _bounded(self, seconds: float, *, grace: float = 0.0) -> AsyncIterator[None]:

@@ -12,10 +12,15 @@ records a :class:`~sitecrawl.RenderError`.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import tempfile
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+from xxhash import xxh3_64_hexdigest
 
 from .._exceptions import ParseError
 from .._models import body_hash
@@ -56,6 +61,7 @@ class Renderer:
         )
         self.policy = AutoPolicy() if options.mode == "auto" else None
         self._parse = parse
+        self._screenshots = options.screenshot_dir
         #: Rendered pages by why: ``always``, a shell signal, ``template``.
         self.reasons: Counter[str] = Counter() if reasons is None else reasons
 
@@ -109,7 +115,36 @@ class Renderer:
         page.dom_bytes = len(dom)
         page.js_links, page.js_changed, page.html_values = changes(data, rendered)
         page.js_links_added = len(page.js_links)
+        if done.png is not None and done.thumb is not None:
+            page.screenshot = await asyncio.to_thread(
+                save_screenshot, self._screenshots, url, done.png, done.thumb
+            )
+        if done.a11y is not None:
+            page.a11y = done.a11y
         if self.policy is not None:
             self.policy.learner.observe(template, gained(data, rendered, url))
         self.reasons[why] += 1
         return rendered
+
+
+def save_screenshot(directory: str, url: str, png: bytes, thumb: bytes) -> str:
+    """Write a page's screenshot and thumbnail into ``directory`` (made when missing), each
+    whole or not at all (a temporary file renamed); the PNG's path. The name is a hash of
+    the URL: a later render of the URL replaces its files."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{xxh3_64_hexdigest(url.encode())}.png")
+    for target, data in ((thumbnail_path(path), thumb), (path, png)):
+        handle, temporary = tempfile.mkstemp(dir=directory, suffix=".part")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    return path
+
+
+def thumbnail_path(png: str) -> str:
+    """The thumbnail beside a screenshot: ``NAME.thumb.jpg``."""
+    return png.removesuffix(".png") + ".thumb.jpg"

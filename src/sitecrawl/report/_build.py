@@ -17,15 +17,18 @@ from typing import Any
 
 from .._models import Page
 from ..audit import (
+    DEFAULT_NEAR_DUP_THRESHOLD,
     NAVIGATION_KINDS,
     ImageRow,
     Inlinks,
     InternalTest,
     LinkRow,
+    Signatures,
     crawl_issues,
     is_broken,
     link_row,
     links_of,
+    near_duplicates,
     page_key,
 )
 from ..frontier import PageStore
@@ -76,12 +79,41 @@ async def store_report_data(store: PageStore) -> ReportData:
         links=links,
         images=images,
         duration_s=await store.crawl_seconds(),
+        near_dup_threshold=near_dup_threshold(store),
     )
+
+
+def near_dup_threshold(store: PageStore) -> float:
+    """The near-duplicate threshold a store's crawl was given (``--near-dup-threshold``),
+    else the default."""
+    for name in ("config", "options"):
+        kept = getattr(store, name, None)
+        value = kept.get("near_dup_threshold") if isinstance(kept, dict) else None
+        if isinstance(value, int | float) and 0 < value <= 1:
+            return float(value)
+    return DEFAULT_NEAR_DUP_THRESHOLD
+
+
+async def store_near_duplicate_rows(store: PageStore) -> AsyncIterator[dict[str, Any]]:
+    """The ``near_duplicates`` table of an open store's crawl: the signatures read in one
+    streamed pass (of each page compared, its URL, hash and 512 bytes of MinHash), then
+    :func:`~sitecrawl.audit.near_duplicates` of them."""
+    found = Signatures()
+    async for page in store.read_pages():
+        found.add(page)
+    for row in near_duplicates(found.rows(), near_dup_threshold(store)):
+        yield row.to_dict()
 
 
 async def store_issue_rows(store: PageStore) -> AsyncIterator[dict[str, Any]]:
     """The issues table of an open store's crawl (``sitecrawl export -t issues``): the audit
     of the report's data (:func:`store_report_data`), one dict per finding."""
     data = await store_report_data(store)
-    for row in crawl_issues(data.pages, data.links, data.images, start_url=data.meta.base_url):
+    for row in crawl_issues(
+        data.pages,
+        data.links,
+        data.images,
+        start_url=data.meta.base_url,
+        near_dup_threshold=data.meta.near_dup_threshold,
+    ):
         yield row.to_dict()

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._models import Page
 from ..audit import (
+    DEFAULT_NEAR_DUP_THRESHOLD,
     ImageRow,
     LinkRow,
     image_rows,
@@ -27,6 +28,8 @@ class CrawlMeta:
     finished_at: datetime | None = None
     duration_s: float | None = None
     pages_per_second: float | None = None
+    #: The near-duplicate audit's threshold (the crawl's ``--near-dup-threshold``).
+    near_dup_threshold: float = DEFAULT_NEAR_DUP_THRESHOLD
 
     @property
     def duration(self) -> float | None:
@@ -58,6 +61,7 @@ class ReportData:
         finished_at: datetime | None = None,
         duration_s: float | None = None,
         pages_per_second: float | None = None,
+        near_dup_threshold: float = DEFAULT_NEAR_DUP_THRESHOLD,
     ) -> ReportData:
         """Rows may be mappings (page records, store rows) or the typed rows themselves.
 
@@ -71,6 +75,7 @@ class ReportData:
             finished_at=finished_at,
             duration_s=duration_s,
             pages_per_second=pages_per_second,
+            near_dup_threshold=near_dup_threshold,
         )
         if meta.pages_per_second is None and meta.duration:
             meta = replace(meta, pages_per_second=len(page_tuple) / meta.duration)

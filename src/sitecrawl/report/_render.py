@@ -56,7 +56,10 @@ def render_report(
     from ._issues import issue_tables
 
     issues = [table.capped(max_rows) for table in issue_tables(data, findings)]
-    tables = issues + build_tables(data, findings, max_rows=max_rows)
+    from ._rendered import rendered_tables
+
+    rendered = [table.capped(max_rows) for table in rendered_tables(data)]
+    tables = issues + rendered + build_tables(data, findings, max_rows=max_rows)
     changed: list[Table] = []
     changes_part = ""
     if changes is not None:

@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeAlias
 from .._json import dumps
 
 ColumnType: TypeAlias = Literal[
-    "text", "url", "status", "num", "ms", "bytes", "bool", "urls", "refs", "hops"
+    "text", "url", "status", "num", "ms", "bytes", "bool", "urls", "refs", "hops", "thumb"
 ]
 
 #: Rows a table embeds; the rest are counted and left to ``sitecrawl export``.

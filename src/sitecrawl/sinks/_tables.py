@@ -20,6 +20,8 @@ and a URL that redirected to a page crawled at its own URL gives none (that page
                (not per page: :func:`sitecrawl.report.store_issue_rows` reads them)
     structured_data  one row per JSON-LD, Microdata or RDFa item (``--structured-data``): url,
                format, type, properties (JSON), error (JSON-LD that is not JSON)
+    near_duplicates  one row per page with an exact or near duplicate (``--near-duplicates``):
+               url, cluster_id, similar_to, similarity (1.0: exact)
 
 :func:`sitecrawl.audit.site_rows` turns the same records into the audit's typed rows.
 """
@@ -121,12 +123,18 @@ ISSUES = TableSpec(
     "issues",
     (("url", "str"), ("check", "str"), ("severity", "str"), ("message", "str"), ("detail", "json")),
 )
+#: Every page with an exact or near duplicate (``--near-duplicates``;
+#: :func:`sitecrawl.audit.near_duplicates`): the audit of every page, like the issues.
+NEAR_DUPLICATES = TableSpec(
+    "near_duplicates",
+    (("url", "str"), ("cluster_id", "int"), ("similar_to", "str"), ("similarity", "float")),
+)
 STRUCTURED_DATA = TableSpec(
     "structured_data",
     (("url", "str"), ("format", "str"), ("type", "str"), ("properties", "json"), ("error", "str")),
 )
 TABLES: dict[str, TableSpec] = {
-    t.name: t for t in (PAGES, LINKS, REDIRECTS, IMAGES, ISSUES, STRUCTURED_DATA)
+    t.name: t for t in (PAGES, LINKS, REDIRECTS, IMAGES, ISSUES, STRUCTURED_DATA, NEAR_DUPLICATES)
 }
 #: The heading of an extraction rule's column (CSV, Parquet): ``x:NAME``.
 EXTRACT_PREFIX = "x:"
@@ -175,8 +183,8 @@ async def store_rows(table: TableSpec, store: PageStore) -> AsyncIterator[Row]:
     the links table (the first keeps each crawled page's status and error by its key, a few
     dozen bytes a page, for the ``target_*`` columns) and the pages table (the first counts
     each page's ``inlinks``: :class:`~sitecrawl.audit._inlinks.Inlinks`)."""
-    if table is ISSUES:
-        raise ValueError("the issues table is the audit of every page: store_issue_rows")
+    if table is ISSUES or table is NEAR_DUPLICATES:
+        raise ValueError(f"the {table.name} table is the audit of every page: store_{table.name}")
     targets: dict[str, Target] = {}
     inlinks = Inlinks() if table.name == PAGES.name else None
     if table is LINKS or table is IMAGES or inlinks is not None:

@@ -98,6 +98,18 @@
     ms: function (td, v) { td.textContent = formatMs(v); },
     bytes: function (td, v) { td.textContent = formatBytes(v); },
     bool: function (td, v) { td.textContent = v === null ? "\u2014" : v ? "yes" : "no"; },
+    thumb: function (td, v) {
+      // Only a JPEG as a data: URL (the report's policy loads nothing else).
+      if (typeof v !== "string" || !/^data:image\/jpeg;base64,[A-Za-z0-9+\/=]+$/.test(v)) {
+        td.appendChild(el("span", "muted", "\u2014"));
+        return;
+      }
+      var img = document.createElement("img");
+      img.className = "thumb";
+      img.alt = "screenshot";
+      img.src = v;
+      td.appendChild(img);
+    },
     urls: function (td, v, more) {
       td.appendChild(listNode(v, function (li, url) { li.appendChild(urlNode(url)); }, more));
     },
