@@ -279,9 +279,9 @@ def test_wacz_is_valid_and_indexes_every_capture(archive_site: Any, tmp_path: Pa
     assert "Validation succeeded" in result.stdout
     with zipfile.ZipFile(out) as package:
         names = set(package.namelist())
-        assert {"archive/data.warc.gz", "indexes/index.cdxj", "pages/pages.jsonl"} <= names
+        assert {"archive/data.warc.gz", "indexes/index.cdx", "pages/pages.jsonl"} <= names
         assert package.getinfo("archive/data.warc.gz").compress_type == zipfile.ZIP_STORED
-        index = package.read("indexes/index.cdxj").decode().splitlines()
+        index = package.read("indexes/index.cdx").decode().splitlines()
         pages = [json.loads(line) for line in package.read("pages/pages.jsonl").splitlines()]
         warc = package.read("archive/data.warc.gz")
         described = json.loads(package.read("datapackage.json"))

@@ -6,7 +6,7 @@ after ``kill -9``), into the folder ``FILE-warc/`` beside the package; the pages
 or not at all (a temporary file renamed into place)::
 
     archive/data.warc.gz, data-00001.warc.gz ...   the segments (stored, not compressed again)
-    indexes/index.cdxj                               one line a response or revisit, sorted
+    indexes/index.cdx                                one line a response or revisit, sorted
     pages/pages.jsonl                                url, title, ts of each HTML page archived
     datapackage.json                                 each file's path, size and SHA-256
     datapackage-digest.json                          the SHA-256 of datapackage.json
@@ -142,7 +142,7 @@ class WaczSink(ArchiveSink):
             lines += _index_lines(name, os.path.basename(name))
         lines.sort()
         index = "".join(lines).encode()
-        resources.append(_put(package, "indexes/index.cdxj", index))
+        resources.append(_put(package, "indexes/index.cdx", index))
         pages = b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n'
         with open(self._pages_path, "rb") as file:
             pages += file.read()

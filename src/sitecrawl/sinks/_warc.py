@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 #: ``--warc-max-size``'s default: a segment is closed once it holds this many bytes.
 DEFAULT_MAX_SIZE = 1 << 30
+#: Exchanges the writer thread writes at most with one ``write`` (those queued meanwhile).
+BATCH = 32
 #: Level 1: a few % larger files than zlib's default 6 for a third of its CPU (bench/RESULTS.md
 #: section 23); with the isal package (the warc extra), ISA-L's level 1, four times faster yet.
 GZIP_LEVEL = 1
@@ -194,13 +196,27 @@ class WarcArchive:
         self._waiters = pending
 
     def _run(self) -> None:
-        while (exchange := self._queue.get()) is not None:
+        """The writer thread: archives what is queued, in batches of what is there (up to
+        :data:`BATCH`), each batch one ``write`` (whole records: a kill cuts at most the
+        last), then counts the batch as written."""
+        done = False
+        while not done:
+            batch = [self._queue.get()]
+            while len(batch) < BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            if batch[-1] is None:
+                done = True
+                batch.pop()
             try:
                 if self._error is None:
-                    self._archive(exchange)
+                    for exchange in batch:
+                        assert exchange is not None
+                        self._archive(exchange)
+                    if self._file is not None:
+                        self._file.flush()
             except OSError as exc:
                 self._error = exc
-            self._written += 1
+            self._written += len(batch)
             if self._waiters:
                 with self._lock:
                     self._wake()
