@@ -342,13 +342,6 @@ def test_without_warcio_the_error_names_the_extra(archive_site: Any, tmp_path: P
     assert seen == [] and list(tmp_path.iterdir()) == []  # no request, no state file
 
 
-def test_a_redis_crawl_refuses_an_archive_output(tmp_path: Path, capsys: Any) -> None:
-    out = str(tmp_path / "out.wacz")
-    code = main(["crawl", "http://127.0.0.1:9/", "--redis", "redis://127.0.0.1:9/0", "-o", out])
-    assert code == 2
-    assert "not written by a crawl in Redis" in capsys.readouterr().err
-
-
 def test_an_open_segment_left_by_a_kill_is_cut_to_whole_records(tmp_path: Path) -> None:
     """Recovery without a crawl: a segment cut in its last record keeps the records before."""
     from sitecrawl.sinks._warc_files import Segments, recover

@@ -106,7 +106,7 @@ class WarcArchive:
         self._queue: queue.SimpleQueue[Exchange | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._queued = self._written = 0
-        self._error: OSError | None = None
+        self._error: Exception | None = None
         self._waiters: list[tuple[int, asyncio.Future[None], asyncio.AbstractEventLoop]] = []
         self._lock = threading.Lock()
 
@@ -214,8 +214,8 @@ class WarcArchive:
                         self._archive(exchange)
                     if self._file is not None:
                         self._file.flush()
-            except OSError as exc:
-                self._error = exc
+            except Exception as exc:  # the thread's end: raised on the loop
+                self._error = exc  # (OSError: a full disk; anything else is a bug, not a hang)
             self._written += len(batch)
             if self._waiters:
                 with self._lock:
@@ -273,7 +273,7 @@ class WarcArchive:
             raise self._error
 
 
-def _settle(waiter: asyncio.Future[None], error: OSError | None) -> None:
+def _settle(waiter: asyncio.Future[None], error: Exception | None) -> None:
     if not waiter.done():
         if error is None:
             waiter.set_result(None)
