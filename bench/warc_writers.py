@@ -12,6 +12,8 @@ process CPU per page::
 
     python bench/gen_site.py --pages 5000 --out /tmp/site5k
     python bench/warc_writers.py --site /tmp/site5k --pages 300 [--gzip]
+    python bench/warc_writers.py --site /tmp/site5k --gzip --only archive   # the whole path
+    PYTHONPATH=/tmp/base/src python bench/warc_writers.py ... --only archive  # another checkout
 """
 
 from __future__ import annotations
@@ -226,11 +228,41 @@ def fastwarc_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
     return run
 
 
+def archive_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
+    """The whole path of ``-o x.warc.gz``: WarcArchive (its writer thread: payload digest,
+    records, gzip members, one ``write`` a batch) into a temporary directory."""
+    import dataclasses
+    import os
+    import tempfile
+
+    from sitecrawl.sinks._warc import WarcArchive
+
+    runs = iter(range(1 << 30))
+
+    def run(batch: list[Exchange]) -> int:
+        directory = tempfile.mkdtemp(prefix="warc-writers-")
+        archive = WarcArchive(
+            os.path.join(directory, "x.warc.gz" if gzip else "x.warc"), refer_back=False
+        )
+        tag = f"?run={next(runs)}"  # no payload seen before: every page a full response
+        for exchange in batch:
+            archive(dataclasses.replace(exchange, url=exchange.url + tag))
+        archive.close()
+        size = sum(os.path.getsize(path) for path in archive.paths)
+        for path in archive.paths:
+            os.unlink(path)
+        os.rmdir(directory)
+        return size
+
+    return run
+
+
 WRITERS = {
     "handwritten": handwritten_writer,
     "sitecrawl": sitecrawl_writer,
     "warcio": warcio_writer,
     "fastwarc": fastwarc_writer,
+    "archive": archive_writer,
 }
 
 
@@ -240,7 +272,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--gzip", action="store_true")
-    parser.add_argument("--only", nargs="*", default=list(WRITERS))
+    parser.add_argument("--only", nargs="*", default=[n for n in WRITERS if n != "archive"])
     args = parser.parse_args()
     batch = exchanges(args.site, args.pages)
     runs = {name: WRITERS[name](args.gzip) for name in args.only}
