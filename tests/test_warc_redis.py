@@ -109,6 +109,47 @@ def test_two_workers_write_their_own_series_and_export_gathers_one_wacz(
     assert all(entry["title"] and entry["ts"].endswith("Z") for entry in listed)
 
 
+def test_a_worker_killed_with_sigkill_keeps_its_pages_in_the_gathered_wacz(
+    slow_site: ServerThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker killed with ``kill -9`` leaves its segment open under a temporary name (its
+    series is named by its pid: no later run of it closes it): ``export --warc`` cuts it to
+    whole records and gathers it, so every page is in the WACZ."""
+    server = shared_server()
+    crawl_id = "warc-kill"
+    archive = tmp_path / "site.warc.gz"
+    client = redis.Redis(port=server.port)
+    victim = sitecrawl(
+        "crawl", slow_site.url, "--redis", server.url, "--crawl-id", crawl_id, "--fresh",
+        "--lease-ttl", "2", "-c", "2", "-q", "-o", str(archive),
+    )  # fmt: skip
+    counts = f"sitecrawl:{{{crawl_id}}}:counts"
+    wait_until(lambda: int(client.hget(counts, "done") or 0) >= 8, 60, "8 pages done")  # type: ignore[arg-type]
+    victim.kill()
+    victim.communicate()  # its pipe closed
+    left = list(tmp_path.glob(".site-*.warc.gz.sitecrawl-open-*"))
+    assert len(left) == 1  # its segment, open: not in place
+    finisher = sitecrawl(
+        "worker", "--redis", server.url, "--crawl-id", crawl_id, "-q", "-o", str(archive)
+    )
+    finish([finisher], timeout=120)
+    capsys.readouterr()
+    out = tmp_path / "site.wacz"
+    argv = ["export", "--redis", server.url, "--crawl-id", crawl_id, "--warc", str(archive)]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert f"{PAGES} pages, 2 WARC files" in capsys.readouterr().err
+    assert not left[0].exists()  # recovered, renamed into place
+    victims = [path for path in tmp_path.glob("site-*.warc.gz") if str(victim.pid) in path.name]
+    assert len(victims) == 1 and responses(victims[0])  # whole records, digests right
+    result = subprocess.run(
+        [str(BIN / "wacz"), "validate", "-f", str(out)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    with zipfile.ZipFile(out) as package:
+        listed = package.read("pages/pages.jsonl").splitlines()[1:]
+    assert len({json.loads(line)["url"] for line in listed}) == PAGES
+
+
 def test_a_redis_crawl_refuses_a_wacz_and_names_the_export(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
