@@ -33,7 +33,7 @@ from ._log import logger, request_line
 from ._models import FAILURES_KEPT, CrawlStats, Page, Request
 from ._urls import split_host, url_key
 from .control import CrawlScope, LinkRules, LinkTargets, TrapGuard, default_scope
-from .fetch import FetchStack, PageJob, Recorder, RobotsRules
+from .fetch import FetchStack, PageJob, Recorder, Requisites, RobotsRules
 from .frontier import (
     Frontier,
     MemoryFrontier,
@@ -121,8 +121,9 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
                 )
             )
         self.frontier: Frontier = frontier
+        assets = config.archive_assets and recorder is not None  # requisites, from links
         if config.link_details is None:  # by default, pages carry their links when stored
-            config = replace(config, link_details=frontier.stores_pages)
+            config = replace(config, link_details=frontier.stores_pages or assets)
         self.config = config
         self.stats = CrawlStats(refused=self.link_rules.refused)
         self._parser = Parser(
@@ -144,6 +145,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         self._client = self._stack.client
         parse, read_pdf = self._parser.parse, self._parser.read_pdf
         self._job = PageJob(self._client, self._stack.gate, self.scope, config, parse, read_pdf)
+        requisites = Requisites(self._client, self._stack.gate.allowed, self.scope.contains)
+        self._requisites = requisites if assets else None  # --archive-assets, archived
         self._job.unconverted = self.stats.unconverted
         self._job.notes = self.stats.notes
         self._renderer: Renderer | None = None
@@ -349,6 +352,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
                 queue += batch
             elif batch and await self.frontier.add(batch):
                 self._notify()
+        if self._requisites is not None and page.links:  # archived before the page is done
+            await self._requisites.fetch(page.links)
         await self._record(request, page)
         return page
 

@@ -1,5 +1,7 @@
 # The public names of sitecrawl.fetch, each once (its __init__.py serves them lazily).
 
+from ._assets import Requisites as Requisites
+from ._assets import requisites as requisites
 from ._exchange import Exchange as Exchange
 from ._exchange import Recorder as Recorder
 from ._fetcher import FollowPolicy as FollowPolicy
