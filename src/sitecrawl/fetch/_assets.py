@@ -3,11 +3,11 @@ like the site, fetched politely and archived, never parsed nor made page rows.
 
 A requisite is a link of the page (its ``links``, :data:`~sitecrawl.Link`) that the browser
 would load with it: ``<img src>`` (not yet its ``srcset`` candidates: the parser does not
-make them links), ``<script src>``, ``<link href>`` whose ``rel`` is a stylesheet, an icon, a preload or a
-manifest. Each distinct URL in the crawl's scope is fetched once, through the page's own
-machinery: robots.txt (a disallowed one is not asked), the host's slot (its delay and
-concurrency), retries; the fetcher's recorder archives the exchange (a redirect is archived
-as its hop, not followed). CSS ``url()`` in stylesheets is not read.
+make them links), ``<script src>``, ``<link href>`` whose ``rel`` is a stylesheet, an icon,
+a preload or a manifest. Each distinct URL in the crawl's scope is fetched once, through the
+page's own machinery: robots.txt (a disallowed one is not asked), the host's slot (its delay
+and concurrency), retries; the fetcher's recorder archives the exchange (a redirect is
+archived as its hop, not followed). CSS ``url()`` in stylesheets is not read.
 """
 
 from __future__ import annotations
