@@ -279,9 +279,9 @@ def test_wacz_is_valid_and_indexes_every_capture(archive_site: Any, tmp_path: Pa
     assert "Validation succeeded" in result.stdout
     with zipfile.ZipFile(out) as package:
         names = set(package.namelist())
-        assert {"archive/data.warc.gz", "indexes/index.cdxj", "pages/pages.jsonl"} <= names
+        assert {"archive/data.warc.gz", "indexes/index.cdx", "pages/pages.jsonl"} <= names
         assert package.getinfo("archive/data.warc.gz").compress_type == zipfile.ZIP_STORED
-        index = package.read("indexes/index.cdxj").decode().splitlines()
+        index = package.read("indexes/index.cdx").decode().splitlines()
         pages = [json.loads(line) for line in package.read("pages/pages.jsonl").splitlines()]
         warc = package.read("archive/data.warc.gz")
         described = json.loads(package.read("datapackage.json"))
@@ -340,13 +340,6 @@ def test_without_warcio_the_error_names_the_extra(archive_site: Any, tmp_path: P
     assert result.stderr.count("\n") == 1, result.stderr
     assert "pip install 'sitecrawl[warc]'" in result.stderr
     assert seen == [] and list(tmp_path.iterdir()) == []  # no request, no state file
-
-
-def test_a_redis_crawl_refuses_an_archive_output(tmp_path: Path, capsys: Any) -> None:
-    out = str(tmp_path / "out.wacz")
-    code = main(["crawl", "http://127.0.0.1:9/", "--redis", "redis://127.0.0.1:9/0", "-o", out])
-    assert code == 2
-    assert "not written by a crawl in Redis" in capsys.readouterr().err
 
 
 def test_an_open_segment_left_by_a_kill_is_cut_to_whole_records(tmp_path: Path) -> None:

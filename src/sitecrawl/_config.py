@@ -411,6 +411,19 @@ class CrawlConfig:
         ),
         group="content",
     )
+    #: With a web archive output, also fetch each page's requisites in scope (images,
+    #: stylesheets, scripts, icons: :mod:`sitecrawl.fetch._assets`), politely, archived only:
+    #: not parsed, not page rows. Without a recorder (an archive), nothing is fetched.
+    archive_assets: bool = setting(
+        False,
+        flag(
+            "--archive-assets",
+            kind="true",
+            help="with -o .warc.gz/.wacz: also archive each page's images, stylesheets, scripts"
+            " and icons in scope (robots.txt and the host's delay obeyed; not parsed, no rows)",
+        ),
+        group="content",
+    )
     #: Rendering in headless Chromium (:class:`Render`); ``never`` by default.
     render: Render = field(default_factory=Render, metadata=section("rendering (JavaScript)"))
     #: Let redirects, links, sitemaps and robots.txt lead to addresses of a more private class

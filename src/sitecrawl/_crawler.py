@@ -28,12 +28,12 @@ from ._config import CrawlConfig, MarkdownScope
 from ._config_requests import Requests
 from ._course import KEYWORDS, CourseAPI, config_from_keywords
 from ._driver import CrawlDriver
-from ._exceptions import BlockedAddress, BlockedByRobots, ConfigError
+from ._exceptions import BlockedAddress, ConfigError
 from ._log import logger, request_line
-from ._models import FAILURES_KEPT, CrawlStats, Page, Request
+from ._models import CrawlStats, Page, Request
 from ._urls import split_host, url_key
 from .control import CrawlScope, LinkRules, LinkTargets, TrapGuard, default_scope
-from .fetch import FetchStack, PageJob, Recorder, RobotsRules, merge_alternates
+from .fetch import FetchStack, PageJob, Recorder, Requisites, RobotsRules, merge_alternates
 from .frontier import (
     Frontier,
     MemoryFrontier,
@@ -121,8 +121,9 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
                 )
             )
         self.frontier: Frontier = frontier
+        assets = config.archive_assets and recorder is not None  # requisites, from links
         if config.link_details is None:  # by default, pages carry their links when stored
-            config = replace(config, link_details=frontier.stores_pages)
+            config = replace(config, link_details=frontier.stores_pages or assets)
         self.config = config
         self.stats = CrawlStats(refused=self.link_rules.refused)
         self._parser = Parser(
@@ -145,6 +146,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         self._client = self._stack.client
         parse, read_pdf = self._parser.parse, self._parser.read_pdf
         self._job = PageJob(self._client, self._stack.gate, self.scope, config, parse, read_pdf)
+        requisites = Requisites(self._client, self._stack.gate.allowed, self.scope.contains)
+        self._requisites = requisites if assets else None  # --archive-assets, archived
         self._job.unconverted = self.stats.unconverted
         self._job.notes = self.stats.notes
         self._renderer: Renderer | None = None
@@ -354,6 +357,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
                 queue += batch
             elif batch and await self.frontier.add(batch):
                 self._notify()
+        if self._requisites is not None and page.links:  # archived before the page is done
+            await self._requisites.fetch(page.links)
         await self._record(request, page)
         return page
 
@@ -465,25 +470,11 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
             error = page.error or "ok"
             line = {"request_line": request_line(page)}
             logger.debug("page %s %s: %s", page.status, page.url, error, extra=line)
-        stats = self.stats
-        stats.pages += 1
-        stats.statuses[304 if page.revalidated else page.status] += 1
-        if page.revalidated:
-            stats.revalidated += 1
-        else:
-            stats.received_bytes += page.size_bytes or 0
-        stats.retries = self._client.retries
-        if page.error_kind == BlockedByRobots.kind:
-            stats.blocked += 1
-        if page.render_complete is False:
-            stats.render_cut += 1
+        self.stats.count(page)
+        self.stats.retries = self._client.retries
         self._keep(request.key, page)
-        if page.error is not None:
-            stats.errors += 1
-            if len(stats.failures) < FAILURES_KEPT:
-                stats.failures.append((page.url, page.error_kind, page.status))
-            if self._on_error is not None:
-                await _call(self._on_error, page)
+        if page.error is not None and self._on_error is not None:
+            await _call(self._on_error, page)
         for sink in self.sinks:  # run()'s
             sink.write(page)
         if self._on_page is not None:

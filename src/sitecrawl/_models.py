@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 
 from xxhash import xxh3_64_hexdigest
 
+from ._exceptions import BlockedByRobots
 from ._fields import ChangeKind, Column, FieldInfo, field_info, info, record_field
 
 #: One link of a page: (resolved absolute URL, text, ``rel`` attribute or None, kind). The kind
@@ -358,6 +359,23 @@ class CrawlStats:
     render_cut: int = 0
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
+
+    def count(self, page: Page) -> None:
+        """Count a recorded ``page`` in these totals."""
+        self.pages += 1
+        self.statuses[304 if page.revalidated else page.status] += 1
+        if page.revalidated:
+            self.revalidated += 1
+        else:
+            self.received_bytes += page.size_bytes or 0
+        if page.error_kind == BlockedByRobots.kind:
+            self.blocked += 1
+        if page.render_complete is False:
+            self.render_cut += 1
+        if page.error is not None:
+            self.errors += 1
+            if len(self.failures) < FAILURES_KEPT:
+                self.failures.append((page.url, page.error_kind, page.status))
 
     @property
     def elapsed(self) -> float:

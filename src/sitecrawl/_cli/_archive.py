@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -45,21 +46,46 @@ def archive_options(args: argparse.Namespace, config: CrawlConfig) -> dict[str, 
         "max_size": args.warc_max_size,
         "keep_cookies": args.archive_cookies,
         # a crawl with a state file may resume or repeat one whose captures are archived
-        "refer_back": not args.no_state,
+        "refer_back": not getattr(args, "no_state", True),
     }
+
+
+def worker_name() -> str:
+    """This worker's name in its archive's file names: host and process id."""
+    host = re.sub(r"[^A-Za-z0-9.]+", "-", os.uname().nodename).strip("-") or "host"
+    return f"{host}-{os.getpid()}"
+
+
+def worker_path(path: str, name: str) -> str:
+    """``site.warc.gz`` -> ``site-NAME.warc.gz``: a worker's own series of segments."""
+    lower = path.lower()
+    suffix = ".warc.gz" if lower.endswith(".warc.gz") else ".warc"
+    return f"{path[: len(path) - len(suffix)]}-{name}{path[len(path) - len(suffix) :]}"
+
+
+def worker_outputs(paths: Sequence[str], name: str) -> list[str]:
+    """A Redis worker's outputs: its web archives named by the worker (:func:`worker_path`)."""
+    from ..sinks import is_archive
+
+    return [worker_path(path, name) if is_archive(path) else path for path in paths]
 
 
 def check_archives(paths: Sequence[str], *, redis: bool = False) -> None:
     """A :class:`UsageError` now, before a state file is made or a request sent, for an
-    archive output without warcio (naming the extra), or in a crawl in Redis (not yet)."""
+    archive output without warcio (naming the extra), or a WACZ of a crawl in Redis (each
+    worker writes its WARC segments; ``export --warc`` gathers them into one WACZ)."""
     from .._exceptions import MissingExtra
     from ..sinks import import_warcio, is_archive
 
     for path in paths:
         if not is_archive(path):
             continue
-        if redis:
-            raise UsageError(f"-o {path}: web archives are not written by a crawl in Redis yet")
+        if redis and path.lower().endswith(".wacz"):
+            raise UsageError(
+                f"-o {path}: a crawl in Redis writes WARC (-o site.warc.gz, a series per"
+                " worker); gather it with: sitecrawl export --redis URL --crawl-id ID"
+                " --warc site.warc.gz -o site.wacz"
+            )
         try:
             import_warcio()
         except MissingExtra as exc:

@@ -58,6 +58,12 @@ def add_command(commands: Any) -> None:
         help="-t chunks: at most N tokens a chunk (default 512; counted by an approximation"
         " of the OpenAI tokenizers, no download)",
     )
+    export.add_argument(
+        "--warc",
+        metavar="FILE.warc.gz",
+        help="gather the WARC archive FILE.warc.gz (its segments, and every Redis worker's"
+        " series FILE-HOST-PID.warc.gz beside it) and the crawl's pages into one WACZ: -o X.wacz",
+    )
     add_csv_markdown(export)
 
 
@@ -85,6 +91,8 @@ def _execute(args: argparse.Namespace) -> int:
     from ._store import default_output, open_store, source_name
 
     check_source(args)
+    if args.warc is not None:
+        return _gather(args)
     if args.chunk_tokens is not None and args.table != "chunks":
         raise UsageError("--chunk-tokens goes with -t chunks")
     args.output = args.output or [default_output(args, f"{args.table}.csv")]
@@ -136,4 +144,41 @@ def _execute(args: argparse.Namespace) -> int:
         what = args.table if args.table in ("pages", "chunks") else f"{args.table} rows"
         where = "" if args.output == ["-"] else f": {', '.join(args.output)}"
         print(f"{count:,} {what} from {source_name(args)}{where}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _gather(args: argparse.Namespace) -> int:
+    """``export --warc FILE.warc.gz -o X.wacz``: one WACZ of every worker's segments and the
+    crawl's HTML pages they captured (:func:`sitecrawl.sinks.gather_wacz`)."""
+    from ..sinks import gather_wacz, wacz_entry
+    from ._store import open_store, source_name
+
+    if len(args.output) != 1 or not args.output[0].lower().endswith(".wacz"):
+        raise UsageError("export --warc writes one WACZ package: -o FILE.wacz")
+    if not args.warc.lower().endswith((".warc.gz", ".warc")):
+        raise UsageError(f"--warc {args.warc}: not a WARC file name (FILE.warc.gz, FILE.warc)")
+
+    async def pages() -> tuple[list[tuple[str, str | None]], str]:
+        entries = []
+        async with open_store(args) as store:
+            async for page in store.read_pages():
+                if (entry := wacz_entry(page)) is not None:
+                    entries.append(entry)
+            return entries, store.base_url or ""
+
+    entries, base_url = run_async(pages())
+    try:
+        segments, listed = gather_wacz(
+            args.output[0], args.warc, entries, title=f"sitecrawl {base_url}"
+        )
+    except OSError as exc:
+        if machine_failure(exc):
+            raise
+        path = exc.filename or args.output[0]
+        raise UsageError(f"cannot write output: {exc.strerror or exc} ({path})") from None
+    if not args.quiet:
+        print(
+            f"{listed:,} pages, {segments:,} WARC files from {source_name(args)}: {args.output[0]}",
+            file=sys.stderr,
+        )
     return EXIT_OK

@@ -186,9 +186,15 @@ def seed_and_work(args: argparse.Namespace, config: CrawlConfig, sinks_paths: li
                 frontier, local, sinks, quiet=args.quiet, hello=hello, verbose=args.verbose
             )
 
+    from ._archive import archive_options, worker_name, worker_outputs
+
     csv_markdown = bool(getattr(args, "csv_markdown", False))
     with open_sinks(
-        sinks_paths, extract=config.extract, csv_markdown=csv_markdown, base_url=config.base_url
+        worker_outputs(sinks_paths, worker_name()),  # web archives: a series per worker
+        extract=config.extract,
+        csv_markdown=csv_markdown,
+        base_url=config.base_url,
+        archive=archive_options(args, config),
     ) as sinks:
         return run_async(run(sinks))
 
@@ -203,7 +209,9 @@ async def work(
     verbose: bool = False,
 ) -> int:
     """Crawl as one worker (:meth:`AsyncCrawler.run`) until the shared crawl is finished;
-    with ``sinks``, write every page of the crawl (all workers') to them as it is stored.
+    with ``sinks``, write every page of the crawl (all workers') to them as it is stored;
+    its web archives (``-o site.warc.gz``) hold this worker's exchanges, written before the
+    page is done in Redis.
     When the crawl loses its Redis, say so in one line (and what ``-o`` holds) and return
     exit 1. ``hello`` is said once the crawler has taken the crawl (a run it refuses says
     only why)."""
@@ -213,10 +221,17 @@ async def work(
     from .._progress import summary
     from .._terminal import printable
     from ..frontier import RedisShards
+    from ..sinks import archived_hook, recorder_of
 
     config, throttle = shared_settings(frontier, config)
     crawler = AsyncCrawler(
-        config.base_url, config=config, frontier=frontier, throttle=throttle, keep_pages=False
+        config.base_url,
+        config=config,
+        frontier=frontier,
+        throttle=throttle,
+        keep_pages=False,
+        on_page=archived_hook(sinks, durable=True),  # a page done in Redis is archived
+        recorder=recorder_of(sinks),
     )
     run = CrawlRun(crawler.stats)
     refused: StateError | None = None

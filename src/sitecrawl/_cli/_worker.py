@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from .._settings import count
-from ._common import run_async, verbose
+from ._archive import add_archive_options
+from ._common import UsageError, run_async, verbose
 from ._options import add_setting_options
 from ._redis import add_redis_options
 from ._requests import requests_from_args
@@ -32,13 +33,30 @@ def add_command(commands: Any) -> None:
     worker.add_argument("-v", "--verbose", action="store_true", help="log each request on stderr")
     # The crawl's credentials are not stored in Redis: a worker is given them again.
     add_setting_options(worker, only=_REQUEST_OPTIONS)
+    worker.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        default=[],
+        metavar="FILE.warc.gz",
+        help="archive this worker's exchanges as WARC: FILE-HOST-PID.warc.gz and its numbered"
+        " segments (gathered into one WACZ by export --warc FILE.warc.gz); repeatable",
+    )
+    add_archive_options(worker)
     worker.set_defaults(handler=_execute)
 
 
 def _execute(args: argparse.Namespace) -> int:
     from ..frontier import decode
+    from ..sinks import is_archive
+    from ._archive import archive_options, check_archives, worker_name, worker_outputs
+    from ._outputs import open_sinks
     from ._redis import frontier_for, work
 
+    for path in args.output:
+        if not path.lower().endswith((".warc.gz", ".warc")) or not is_archive(path):
+            raise UsageError(f"-o {path}: a worker writes WARC only (FILE.warc.gz, FILE.warc)")
+    check_archives(args.output, redis=True)
     requests = requests_from_args(args)
     processes = args.processes or 1  # one process each: scale by starting more workers
     frontier = frontier_for(args.redis, args.crawl_id, reconnect_timeout=args.redis_timeout)
@@ -52,7 +70,9 @@ def _execute(args: argparse.Namespace) -> int:
                 max_concurrency=args.concurrency,
                 processes=processes,
             )
-            return await work(frontier, config, [], quiet=args.quiet, verbose=args.verbose)
+            paths = worker_outputs(args.output, worker_name())
+            with open_sinks(paths, archive=archive_options(args, config)) as sinks:
+                return await work(frontier, config, sinks, quiet=args.quiet, verbose=args.verbose)
 
     with verbose(args):
         return run_async(run())

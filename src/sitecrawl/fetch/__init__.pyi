@@ -2,6 +2,8 @@
 
 from ._alternates import link_alternates as link_alternates
 from ._alternates import merge_alternates as merge_alternates
+from ._assets import Requisites as Requisites
+from ._assets import requisites as requisites
 from ._exchange import Exchange as Exchange
 from ._exchange import Recorder as Recorder
 from ._fetcher import FollowPolicy as FollowPolicy

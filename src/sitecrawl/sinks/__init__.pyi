@@ -38,6 +38,8 @@ from ._formats import open_writers as open_writers
 from ._formats import safe_cell as safe_cell
 from ._formats import write_rows as write_rows
 from ._formats import write_rows_async as write_rows_async
+from ._gather import gather_wacz as gather_wacz
+from ._gather import wacz_entry as wacz_entry
 from ._llms import LlmsFile as LlmsFile
 from ._llms import LlmsPage as LlmsPage
 from ._llms import llms_full_txt as llms_full_txt

@@ -6,7 +6,7 @@ after ``kill -9``), into the folder ``FILE-warc/`` beside the package; the pages
 or not at all (a temporary file renamed into place)::
 
     archive/data.warc.gz, data-00001.warc.gz ...   the segments (stored, not compressed again)
-    indexes/index.cdxj                               one line a response or revisit, sorted
+    indexes/index.cdx                                one line a response or revisit, sorted
     pages/pages.jsonl                                url, title, ts of each HTML page archived
     datapackage.json                                 each file's path, size and SHA-256
     datapackage-digest.json                          the SHA-256 of datapackage.json
@@ -87,9 +87,7 @@ class WaczSink(ArchiveSink):
     def write(self, page: Page) -> None:
         """An HTML page answered goes to the page list, once the archive holds it (its
         exchange may still be queued for the archive's writer: then at the next page)."""
-        if page.status is None or page.error is not None:
-            return
-        if page.content_type is not None and "html" not in page.content_type:
+        if not listed(page):
             return
         url = page.final_url or page.url
         if url not in self._seen:
@@ -107,25 +105,17 @@ class WaczSink(ArchiveSink):
                 continue
             if self._main is None:
                 self._main = (url, capture.date)
-            entry = {"id": hashlib.sha1(url.encode()).hexdigest()[:32], "url": url}
-            entry["ts"] = capture.date
-            if title:
-                entry["title"] = title
-            self._pages.write(dumps(entry).encode() + b"\n")
+            self._pages.write(page_line(url, capture.date, title))
         self._pending = waiting
 
     def close(self) -> None:
         self.archive.close()
         self._list_pages()  # every exchange is written now
         self._pages.close()
-        replacement = Replacement(self.path)
-        try:
-            with zipfile.ZipFile(replacement.temp, "w", allowZip64=True) as package:
-                self._package(package)
-            replacement.commit()
-        except BaseException:
-            replacement.discard()
-            raise
+        with open(self._pages_path, "rb") as file:
+            pages = file.read()
+        lines, _ = index_segments(self.archive.paths)
+        write_package(self.path, self.archive.paths, lines, pages, self._title, self._main)
 
     def discard(self) -> None:
         """The archive is kept (its pages may be done in the state file); no package."""
@@ -133,37 +123,88 @@ class WaczSink(ArchiveSink):
             self.archive.close()
         self._pages.close()
 
-    def _package(self, package: zipfile.ZipFile) -> None:
-        resources = []
-        lines: list[str] = []
-        for name in self.archive.paths:
-            inside = "archive/" + os.path.basename(name)
-            resources.append(_copy(package, name, inside))
-            lines += _index_lines(name, os.path.basename(name))
-        lines.sort()
-        index = "".join(lines).encode()
-        resources.append(_put(package, "indexes/index.cdxj", index))
-        pages = b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n'
-        with open(self._pages_path, "rb") as file:
-            pages += file.read()
-        resources.append(_put(package, "pages/pages.jsonl", pages))
-        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        described: dict[str, Any] = {
-            "profile": "data-package",
-            "resources": resources,
-            "wacz_version": WACZ_VERSION,
-            "software": f"sitecrawl {__version__}",
-            "created": now,
-            "title": self._title,
-        }
-        if self._main is not None:
-            described["mainPageURL"], described["mainPageDate"] = self._main
-        data = json.dumps(described, indent=2).encode()
-        package.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), data)
-        digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(data).hexdigest()}
-        package.writestr(
-            _info("datapackage-digest.json", zipfile.ZIP_DEFLATED), json.dumps(digest, indent=2)
-        )
+
+def listed(page: Page) -> bool:
+    """Whether ``page`` goes to a WACZ's page list: an HTML page answered."""
+    if page.status is None or page.error is not None:
+        return False
+    return page.content_type is None or "html" in page.content_type
+
+
+def page_line(url: str, date: str, title: str | None) -> bytes:
+    """A line of ``pages/pages.jsonl``."""
+    entry = {"id": hashlib.sha1(url.encode()).hexdigest()[:32], "url": url, "ts": date}
+    if title:
+        entry["title"] = title
+    return dumps(entry).encode() + b"\n"
+
+
+def index_segments(paths: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The sorted CDXJ lines of the WARC files ``paths`` and each URL's first capture date."""
+    lines: list[str] = []
+    for name in paths:
+        lines += _index_lines(name, os.path.basename(name))
+    lines.sort()
+    dates: dict[str, str] = {}
+    for line in lines:
+        _, stamp, fields = line.split(" ", 2)
+        url = json.loads(fields)["url"]
+        if url not in dates or stamp < dates[url]:
+            dates[url] = stamp
+    return lines, dates
+
+
+def write_package(
+    path: str,
+    segments: list[str],
+    lines: list[str],
+    pages: bytes,
+    title: str,
+    main: tuple[str, str] | None,
+) -> None:
+    """The WACZ ``path``, whole or not at all: the WARC ``segments`` (names unique), their
+    index ``lines``, the ``pages`` lines."""
+    replacement = Replacement(path)
+    try:
+        with zipfile.ZipFile(replacement.temp, "w", allowZip64=True) as package:
+            _package(package, segments, lines, pages, title, main)
+        replacement.commit()
+    except BaseException:
+        replacement.discard()
+        raise
+
+
+def _package(
+    package: zipfile.ZipFile,
+    segments: list[str],
+    lines: list[str],
+    pages: bytes,
+    title: str,
+    main: tuple[str, str] | None,
+) -> None:
+    resources = []
+    for name in segments:
+        resources.append(_copy(package, name, "archive/" + os.path.basename(name)))
+    resources.append(_put(package, "indexes/index.cdx", "".join(lines).encode()))
+    head = b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n'
+    resources.append(_put(package, "pages/pages.jsonl", head + pages))
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    described: dict[str, Any] = {
+        "profile": "data-package",
+        "resources": resources,
+        "wacz_version": WACZ_VERSION,
+        "software": f"sitecrawl {__version__}",
+        "created": now,
+        "title": title,
+    }
+    if main is not None:
+        described["mainPageURL"], described["mainPageDate"] = main
+    data = json.dumps(described, indent=2).encode()
+    package.writestr(_info("datapackage.json", zipfile.ZIP_DEFLATED), data)
+    digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(data).hexdigest()}
+    package.writestr(
+        _info("datapackage-digest.json", zipfile.ZIP_DEFLATED), json.dumps(digest, indent=2)
+    )
 
 
 def _info(name: str, compress: int) -> zipfile.ZipInfo:

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 #: ``--warc-max-size``'s default: a segment is closed once it holds this many bytes.
 DEFAULT_MAX_SIZE = 1 << 30
+#: Exchanges the writer thread writes at most with one ``write`` (those queued meanwhile).
+BATCH = 32
 #: Level 1: a few % larger files than zlib's default 6 for a third of its CPU (bench/RESULTS.md
 #: section 23); with the isal package (the warc extra), ISA-L's level 1, four times faster yet.
 GZIP_LEVEL = 1
@@ -104,7 +106,7 @@ class WarcArchive:
         self._queue: queue.SimpleQueue[Exchange | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._queued = self._written = 0
-        self._error: OSError | None = None
+        self._error: Exception | None = None
         self._waiters: list[tuple[int, asyncio.Future[None], asyncio.AbstractEventLoop]] = []
         self._lock = threading.Lock()
 
@@ -194,13 +196,27 @@ class WarcArchive:
         self._waiters = pending
 
     def _run(self) -> None:
-        while (exchange := self._queue.get()) is not None:
+        """The writer thread: archives what is queued, in batches of what is there (up to
+        :data:`BATCH`), each batch one ``write`` (whole records: a kill cuts at most the
+        last), then counts the batch as written."""
+        done = False
+        while not done:
+            batch = [self._queue.get()]
+            while len(batch) < BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            if batch[-1] is None:
+                done = True
+                batch.pop()
             try:
                 if self._error is None:
-                    self._archive(exchange)
-            except OSError as exc:
-                self._error = exc
-            self._written += 1
+                    for exchange in batch:
+                        assert exchange is not None
+                        self._archive(exchange)
+                    if self._file is not None:
+                        self._file.flush()
+            except Exception as exc:  # the thread's end: raised on the loop
+                self._error = exc  # (OSError: a full disk; anything else is a bug, not a hang)
+            self._written += len(batch)
             if self._waiters:
                 with self._lock:
                     self._wake()
@@ -257,7 +273,7 @@ class WarcArchive:
             raise self._error
 
 
-def _settle(waiter: asyncio.Future[None], error: OSError | None) -> None:
+def _settle(waiter: asyncio.Future[None], error: Exception | None) -> None:
     if not waiter.done():
         if error is None:
             waiter.set_result(None)

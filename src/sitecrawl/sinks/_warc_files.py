@@ -167,19 +167,31 @@ def _plain_records(file: IO[bytes]) -> Iterator[tuple[int, int]]:
 
 
 class SegmentFile:
-    """One open segment: bytes appended with one ``write`` each (whole records, so a kill
-    leaves at most the last one cut), renamed into place by :meth:`close`."""
+    """One open segment: whole records appended (:meth:`write`) and handed to the system
+    together (:meth:`flush`: one ``write``, so a kill leaves at most the last record cut),
+    renamed into place by :meth:`close`."""
 
     def __init__(self, segments: Segments, number: int) -> None:
         self.number = number
         self.path = segments.name(number)
         self.temp = segments.temp(number)
         self._fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        self.size = 0
+        self.size = 0  # the bytes written and pending
+        self._flushed = 0
+        self._pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
-        """Append ``data``; on an error (a full disk) the segment is cut back to what it
-        held, whole records, and the error names the segment."""
+        """Append ``data`` (whole records), written by the next :meth:`flush`."""
+        self._pending.append(data)
+        self.size += len(data)
+
+    def flush(self) -> None:
+        """Hand what is pending to the system; on an error (a full disk) the segment is cut
+        back to what it held, whole records, and the error names the segment."""
+        if not self._pending:
+            return
+        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending = []
         view = memoryview(data)
         try:
             while view:
@@ -187,20 +199,29 @@ class SegmentFile:
                 view = view[written:]
         except OSError as exc:
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, self.size)
+                os.ftruncate(self._fd, self._flushed)
+            self.size = self._flushed
             raise located(exc, self.path) from exc
-        self.size += len(data)
+        self._flushed = self.size
 
     def close(self) -> None:
-        """Flush to disk and rename into place."""
-        fd, self._fd = self._fd, -1
-        if fd < 0:
+        """Write what is pending, flush to disk and rename into place (after a failed
+        write too: the segment holds whole records; the error is raised then)."""
+        if self._fd < 0:
             return
+        error: OSError | None = None
+        try:
+            self.flush()
+        except OSError as exc:
+            error = exc
+        fd, self._fd = self._fd, -1
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(self.temp, self.path)
+        if error is not None:
+            raise error
 
     def abandon(self) -> None:
         """Close without renaming (the next run recovers it)."""

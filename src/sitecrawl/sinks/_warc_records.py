@@ -26,9 +26,12 @@ What the records hold, and why:
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
+import io
+import os
+import random
 import time
-import uuid
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,13 +56,17 @@ IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 
 def import_warcio() -> Any:
-    """The warcio module, or :class:`~sitecrawl.MissingExtra` naming the extra."""
+    """The warcio module (FastWARC writes the records, warcio reads them back), or
+    :class:`~sitecrawl.MissingExtra` naming the extra."""
     try:
+        import fastwarc.warc
         import warcio
-        import warcio.statusandheaders
-        import warcio.warcwriter
+        import warcio.archiveiterator
     except ImportError:
-        raise MissingExtra(f"writing WARC needs warcio: {WARC_HINT}", extra="warc") from None
+        raise MissingExtra(
+            f"writing WARC needs fastwarc and warcio: {WARC_HINT}", extra="warc"
+        ) from None
+    del fastwarc
     return warcio
 
 
@@ -69,6 +76,9 @@ def warc_date(when: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+#: FastWARC writes a block in pieces of this size: one piece for most (its default, 16 KB,
+#: calls the stream four times for a 60 KB page).
+_CHUNK = 1 << 20
 _B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 #: Every 10 bits as two base-32 digits (base64.b32encode is pure Python before 3.13).
 _B32_PAIRS = [a + b for a in _B32 for b in _B32]
@@ -144,25 +154,64 @@ def _fields(lines: Iterable[tuple[str, str]]) -> str:
 
 
 def record(kind: str, fields: list[tuple[str, str]], block: bytes, content_type: str) -> bytes:
-    """One WARC 1.1 record: ``fields`` after ``WARC-Type``, then the block's digest, type and
-    length, the block, and the two CRLFs that end a record."""
-    head = (
-        f"WARC/1.1\r\nWARC-Type: {kind}\r\n{_fields(fields)}"
-        f"WARC-Block-Digest: {sha1_digest(block)}\r\nContent-Type: {content_type}\r\n"
-        f"Content-Length: {len(block)}\r\n\r\n"
-    )
-    return b"".join((head.encode("utf-8"), block, b"\r\n\r\n"))
+    """One WARC 1.1 record, serialized by FastWARC: ``WARC-Type``, ``WARC-Date`` and
+    ``WARC-Record-ID`` (from ``fields``, the record id first), ``Content-Length``, the other
+    ``fields`` in order, ``Content-Type``, the block digest, the block and the two CRLFs that
+    end a record. The digests are hashlib's (OpenSSL's SHA-1, which lets other threads run),
+    not FastWARC's (``checksum_data``: three times the CPU, the GIL held, bench/RESULTS.md
+    section 31); the payload digest is one of ``fields``: the archive computed it already (a
+    revisit is decided by it)."""
+    new_record, types = _fastwarc()
+    made = new_record()
+    made.init_headers(types[kind], fields[0][1][5:-1].encode())  # "<urn:" ... ">"
+    headers = made.headers
+    for name, value in fields[1:]:
+        if name == "WARC-Date":
+            headers.set(name, value)
+        else:
+            headers.append(name, value)
+    headers.append("Content-Type", content_type)
+    headers.append("WARC-Block-Digest", sha1_digest(block))
+    made.set_bytes_content(block)
+    out = io.BytesIO()
+    made.write(out, chunk_size=_CHUNK)
+    return out.getvalue()
+
+
+@functools.cache
+def _fastwarc() -> tuple[Any, dict[str, Any]]:
+    """FastWARC's record class and record types (imported when the first record is made)."""
+    from fastwarc.warc import WarcRecord, WarcRecordType
+
+    return WarcRecord, {
+        "warcinfo": WarcRecordType.warcinfo,
+        "response": WarcRecordType.response,
+        "request": WarcRecordType.request,
+        "revisit": WarcRecordType.revisit,
+        "resource": WarcRecordType.resource,
+    }
+
+
+#: Random bits for record ids, seeded from the system once (``uuid4`` reads ``os.urandom``
+#: twice a page: a twentieth of the archive's CPU, bench/RESULTS.md section 31).
+_RANDOM = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _RANDOM.seed(os.urandom(32)))  # no twin ids
+_VERSION_4 = (4 << 76) | (2 << 62)
+_KEEP = ~((0xF << 76) | (3 << 62)) & ((1 << 128) - 1)
 
 
 def record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """``<urn:uuid:...>``: a random (version 4) UUID."""
+    hexa = f"{(_RANDOM.getrandbits(128) & _KEEP) | _VERSION_4:032x}"
+    return f"<urn:uuid:{hexa[:8]}-{hexa[8:12]}-{hexa[12:16]}-{hexa[16:20]}-{hexa[20:]}>"
 
 
 class RecordMaker:
-    """Serializes records (uncompressed WARC bytes); no I/O. Written here, not by warcio's
-    writer, which took 1.7 times the CPU for a response and its request, digests included
-    (bench/RESULTS.md section 23); warcio reads them back (recovery, the WACZ index, the
-    tests' checks, digests included)."""
+    """Serializes records (uncompressed WARC bytes) with FastWARC; no I/O. FastWARC, not
+    warcio's writer: of the two, the least CPU a page (bench/RESULTS.md section 31: 166 against
+    190 us a response and its request, digests included); each record is then compressed as
+    its own gzip member by the archive (FastWARC's ``GzipWriter`` makes one member of all).
+    warcio reads them back (recovery, the WACZ index, the tests' checks, digests included)."""
 
     def __init__(self, *, keep_cookies: bool, secret_headers: Collection[str] = ()) -> None:
         self.keep_cookies = keep_cookies

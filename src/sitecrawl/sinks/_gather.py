@@ -1,0 +1,95 @@
+"""One WACZ from the WARC series of a crawl's workers (``export --warc site.warc.gz -o x.wacz``).
+
+Each Redis worker archives its own exchanges as ``site-HOST-PID.warc.gz`` and its numbered
+segments (``site-HOST-PID-00001.warc.gz`` ...); the crawl's seed is a worker too. Gathering
+first closes what killed workers left open (whole records: the pages they had done are
+kept; Redis gave their unfinished pages to others), then takes the closed segments of
+``site.warc.gz`` and of every worker's series beside it, indexes them, and lists the crawl's
+HTML pages (from its store: titles included) that they captured.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ._wacz import index_segments, listed, page_line, write_package
+from ._warc_files import ARCHIVE_SUFFIXES, OPEN_MARK, Segments, recover
+
+if TYPE_CHECKING:
+    from .._models import Page
+
+
+def wacz_entry(page: Page) -> tuple[str, str | None] | None:
+    """What a WACZ's page list keeps of ``page`` (url, title), or None (not listed)."""
+    return (page.final_url or page.url, page.title) if listed(page) else None
+
+
+def recover_workers(path: str) -> list[str]:
+    """Close the segments that killed workers left open in the series of ``path`` and its
+    workers' (cut after their last whole record, :func:`~._warc_files.recover`): a worker's
+    name holds its process id, so no later run of it would. Returns the paths put in place."""
+    lower = path.lower()
+    ext = next((suffix for suffix in ARCHIVE_SUFFIXES if lower.endswith(suffix)), None)
+    if ext is None:
+        raise ValueError(f"not a WARC file name: {path!r}")
+    directory = os.path.dirname(os.path.abspath(path))
+    stem = re.escape(os.path.basename(path[: len(path) - len(ext)]))
+    suffix = re.escape(path[len(path) - len(ext) :])
+    pattern = re.compile(
+        rf"\.({stem}(?:-[A-Za-z0-9.-]+?)?)(?:-\d{{5,}})?{suffix}{re.escape(OPEN_MARK)}\d+"
+    )
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    series = {match[1] for name in names if (match := pattern.fullmatch(name))}
+    recovered: list[str] = []
+    for base in sorted(series):
+        recovered += recover(Segments(os.path.join(directory, base + path[len(path) - len(ext) :])))
+    return recovered
+
+
+def series_segments(path: str) -> list[str]:
+    """The closed segments of the archive ``path`` and of its workers' series, by name."""
+    lower = path.lower()
+    ext = next((suffix for suffix in ARCHIVE_SUFFIXES if lower.endswith(suffix)), None)
+    if ext is None:
+        raise ValueError(f"not a WARC file name: {path!r}")
+    directory = os.path.dirname(os.path.abspath(path))
+    stem = re.escape(os.path.basename(path[: len(path) - len(ext)]))
+    pattern = re.compile(rf"{stem}(?:-[A-Za-z0-9.-]+)?{re.escape(path[len(path) - len(ext) :])}")
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    return [os.path.join(directory, name) for name in names if pattern.fullmatch(name)]
+
+
+def gather_wacz(
+    path: str, warc: str, pages: Iterable[tuple[str, str | None]], *, title: str
+) -> tuple[int, int]:
+    """Write the WACZ ``path`` of every segment of ``warc``'s series (:func:`series_segments`)
+    and the ``pages`` (url, title) they captured, once the segments killed workers left open
+    are recovered (:func:`recover_workers`). Returns (segments, pages listed);
+    ``FileNotFoundError`` when there is no segment."""
+    recover_workers(warc)
+    segments = series_segments(warc)
+    if not segments:
+        raise FileNotFoundError(2, "no WARC file of this name or its workers'", warc)
+    lines, dates = index_segments(segments)
+    listed: list[bytes] = []
+    main = None
+    seen: set[str] = set()
+    for url, page_title in pages:
+        date = dates.get(url)
+        if date is None or url in seen:
+            continue
+        seen.add(url)
+        warc_date = f"{date[:4]}-{date[4:6]}-{date[6:8]}T{date[8:10]}:{date[10:12]}:{date[12:14]}Z"
+        main = main or (url, warc_date)
+        listed.append(page_line(url, warc_date, page_title))
+    write_package(path, segments, lines, b"".join(listed), title, main)
+    return len(segments), len(listed)
