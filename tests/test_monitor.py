@@ -155,7 +155,7 @@ async def test_changed_page_posts_a_signed_webhook(
         "webhook": f"{hook.url}/hook/private-path-token",
         "secret": SECRET,
         "max_pages": 10,
-        "headers": [["X-Api-Key", "credential-value"]],
+        "headers": {"X-Api-Key": "credential-value"},
     }
     async with aiohttp.ClientSession() as session:
         async with session.post(server.url + "/api/monitors", json=body) as response:

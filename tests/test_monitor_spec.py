@@ -12,7 +12,6 @@ import pytest
 
 from sitecrawl import ConfigError
 from sitecrawl._diff import Change
-from sitecrawl.serve import config_from_options
 from sitecrawl.serve._monitor_payload import (
     MAX_CHANGES,
     MAX_VALUE,
@@ -22,7 +21,13 @@ from sitecrawl.serve._monitor_payload import (
     signature,
     slack_message,
 )
-from sitecrawl.serve._monitor_spec import MonitorSpec, next_due, parse_every, parse_monitor
+from sitecrawl.serve._monitor_spec import (
+    MonitorSpec,
+    config_from_options,
+    next_due,
+    parse_every,
+    parse_monitor,
+)
 
 
 def test_every_takes_seconds_and_durations() -> None:
@@ -56,14 +61,14 @@ def test_options_by_their_config_names() -> None:
         "http://127.0.0.1:1/",
         {
             "max_pages": 5,
-            "limits.max_depth": 2,
+            "max_depth": 2,
             "include": ["/blog/"],
             "scope": "site",
             "timeout": 7,
-            "render.timeout": 3,
+            "render_timeout": 3,
             "delay": 0.5,
-            "headers": [["X-Key", "v"]],
-            "auth": ["user", "pw"],
+            "headers": {"X-Key": "v"},
+            "auth": "user:pw",
             "extract": {"price": "css:.price"},
         },
     )
@@ -75,7 +80,7 @@ def test_options_by_their_config_names() -> None:
     assert [rule.name for rule in config.extract] == ["price"]
     for name, value in {
         "nope": 1,
-        "max_pages": "3",
+        "max_pages": "many",
         "scope": "galaxy",
         "cookie_file": "/etc/passwd",
         "proxy": "http://p/",
@@ -94,13 +99,13 @@ def test_a_monitor_keeps_its_secrets_apart() -> None:
             "cron": "*/5 * * * *",
             "webhook": "https://hooks.example/T/B/X",
             "secret": "s",
-            "cookies": [["session", "abc"]],
+            "cookies": {"session": "abc"},
             "max_pages": 3,
         }
     )
     assert spec.options == {"max_pages": 3} and spec.cron == "*/5 * * * *"
     assert secrets.webhook == "https://hooks.example/T/B/X" and secrets.secret == "s"
-    assert secrets.credentials == {"cookies": [["session", "abc"]]}
+    assert secrets.credentials == {"cookies": {"session": "abc"}}
     assert "abc" not in json.dumps(spec.to_dict())
     for body, word in (
         ({"url": "http://x/"}, "every"),

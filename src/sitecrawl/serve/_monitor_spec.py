@@ -5,28 +5,24 @@ headers, cookies and HTTP auth); :func:`config_from_options` turns crawl options
 config names them into the :class:`~sitecrawl.CrawlConfig` a run crawls with;
 :func:`next_due` says when a monitor runs next (``every`` or ``cron``).
 
-A crawl option is a setting's name (``max_pages``, ``include``, ``delay``), its library
-keyword (``timeout``: :class:`~sitecrawl.AsyncCrawler`'s), or its dotted path
-(``limits.max_pages``, ``render.timeout``). Lists stand for
-tuples (``"include": ["/blog/"]``, ``"headers": [["X-Key", "v"]]``); ``extract`` is an object
-``{name: spec}``. Every mistake is a :class:`~sitecrawl.ConfigError` naming the option.
+A crawl option is named and read as ``POST /api/crawls`` reads it (its library keyword, such
+as ``timeout``, else its setting's name: ``max_pages``, ``include``, ``render_timeout``;
+:mod:`._options`). Every mistake is a :class:`~sitecrawl.ConfigError` naming the option.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
-from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal
 
 from .._config import CrawlConfig
 from .._diff import DEFAULT_FAIL_ON, KINDS
 from .._exceptions import ConfigError, MissingExtra
-from .._settings import keywords_of, settings_of
+from ._options import config_from_options as read_options
+from ._options import with_cli_defaults
 
 #: Options a caller of the API may not give: where a crawl starts is ``url``; files and
 #: proxies of the server's machine are the server's.
@@ -40,7 +36,6 @@ REFUSED = frozenset(
         "https_proxy",
         "no_proxy",
         "browser",
-        "render.browser",
         "processes",
     }
 )
@@ -54,109 +49,16 @@ Format = Literal["json", "slack"]
 Notify = Literal["changes", "fail_on"]
 
 
-def _setting_paths() -> dict[str, tuple[str, ...]]:
-    """Each setting by its dotted path, and by its name when no other setting has it."""
-    paths = [item.path for item in settings_of(CrawlConfig)]
-    names: dict[str, list[tuple[str, ...]]] = {}
-    for path in paths:
-        names.setdefault(path[-1], []).append(path)
-    found = {".".join(path): path for path in paths}
-    found.update({name: where[0] for name, where in names.items() if len(where) == 1})
-    # The library's keywords win (``timeout``: the request's, as AsyncCrawler takes it).
-    found.update({name: path for name, path in keywords_of(CrawlConfig).items() if path in paths})
-    return found
-
-
-SETTINGS: dict[str, tuple[str, ...]] = _setting_paths()
-#: Each section of the config (``limits``, ``rules``, ...) by name: its dataclass.
-_SECTIONS: dict[str, Any] = {
-    item.name: item.default_factory
-    for item in dataclasses.fields(CrawlConfig)
-    if "section" in item.metadata
-}
-
-
-@cache
-def _hints(cls: type) -> dict[str, Any]:
-    return get_type_hints(cls)
-
-
-def _fits(hint: Any, value: Any) -> bool:
-    """Whether a JSON value (lists already tuples) is of a setting's type, as far as its
-    type says: ``int`` (not a bool), ``float`` (an int too), ``bool``, ``str``, ``None``,
-    ``Literal``, unions, ``tuple``; anything else is the config's to check."""
-    origin, args = get_origin(hint), get_args(hint)
-    if hint is type(None):
-        return value is None
-    if origin is Literal:
-        return value in args
-    if origin in (Union, UnionType):
-        return any(_fits(arg, value) for arg in args)
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    if origin is tuple or hint is tuple:
-        return isinstance(value, tuple)
-    return True
-
-
-def _value(path: tuple[str, ...], value: Any) -> Any:
-    """A JSON value as the setting takes it: lists as tuples (of tuples), rules compiled."""
-    if path == ("extract",):
-        from ..parse import Extraction
-
-        if not isinstance(value, Mapping):
-            raise ConfigError("extract is an object {name: spec}")
-        return Extraction.from_specs(value).rules
-    if isinstance(value, list):
-        return tuple(tuple(item) if isinstance(item, list) else item for item in value)
-    return value
-
-
 def config_from_options(url: str, options: Mapping[str, Any]) -> CrawlConfig:
-    """The config of a crawl of ``url`` with ``options`` (setting name -> JSON value).
-
-    Raises :class:`~sitecrawl.ConfigError` naming the option that is unknown, refused or
-    wrong."""
-    top: dict[str, Any] = {}
-    sections: dict[str, dict[str, Any]] = {}
-    for name, value in options.items():
-        path = SETTINGS.get(name)
-        if path is None or name in REFUSED or ".".join(path) in REFUSED:
-            raise ConfigError(f"option {name!r}: not a crawl option this API takes")
-        try:
-            converted = _value(path, value)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"option {name!r}: {exc}") from None
-        owner = CrawlConfig if len(path) == 1 else _SECTIONS[path[0]]
-        if path != ("extract",) and not _fits(_hints(owner)[path[-1]], converted):
-            raise ConfigError(f"option {name!r}: {value!r} is not of its type")
-        if len(path) == 1:
-            top[path[0]] = converted
-        else:
-            sections.setdefault(path[0], {})[path[1]] = converted
-    try:
-        for section, values in sections.items():
-            top[section] = _SECTIONS[section](**values)
-        return CrawlConfig(base_url=url, **top)
-    except ConfigError as exc:
-        raise ConfigError(f"{_named(exc, options)}{exc}") from None
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{_named(exc, options)}{exc}") from None
-
-
-def _named(exc: Exception, options: Mapping[str, Any]) -> str:
-    """``option 'x': `` when the error's text names one of the options given, else nothing."""
-    text = str(exc)
+    """The config of a crawl of ``url`` with ``options``: the server's own reading of crawl
+    options (:func:`~sitecrawl.serve.config_from_options`, the command line's defaults for
+    those not given: one reading for crawls and monitors), after refusing what a monitor
+    may not be given (:data:`REFUSED`). Raises :class:`~sitecrawl.ConfigError` naming the
+    option."""
     for name in options:
-        if name.rpartition(".")[2] in text:
-            return f"option {name!r}: "
-    return ""
+        if name in REFUSED:
+            raise ConfigError(f"option {name!r}: not a crawl option a monitor takes")
+    return read_options(url, with_cli_defaults(options))
 
 
 def parse_every(value: Any) -> float:
