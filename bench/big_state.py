@@ -12,7 +12,7 @@ external site; every 50th page is a 404, every 97th a timeout, every 31st a redi
 
 ``--urls N`` then offers N more discovered URLs to the frontier (``add``, queued, never
 fetched), in batches of 10,000 as a crawl's pages offer their links, and prints at every tenth
-of them the insert rate, the process's RSS (and its peak) and the file's bytes a URL: the
+of them (``--every N``: every N) the insert rate, the process's RSS (and its peak) and the file's bytes a URL: the
 frontier at 100 M discovered URLs. Their keys are scattered (a multiplicative hash of ``i``
 leads the path), so each insert lands anywhere in the ``key`` index, as real sites' URLs do.
 
@@ -79,7 +79,9 @@ def _page(i: int, pages: int, links: int, rng: random.Random) -> Page:
     return page
 
 
-async def write(path: Path, pages: int, links: int, seed: int, urls: int = 0) -> None:
+async def write(
+    path: Path, pages: int, links: int, seed: int, urls: int = 0, every: int = 0
+) -> None:
     rng = random.Random(seed)
     if path.exists():
         path.unlink()
@@ -100,7 +102,7 @@ async def write(path: Path, pages: int, links: int, seed: int, urls: int = 0) ->
                 await store.mark_done(request, _page(i, pages, links, rng))
         store.add_crawl_time(pages / 500)
         if urls:
-            await discover(store, path, urls)
+            await discover(store, path, urls, every)
 
 
 def _rss_mb() -> tuple[float, float]:
@@ -119,8 +121,8 @@ def _disk(path: Path) -> int:
     )
 
 
-async def discover(store: SqliteFrontier, path: Path, urls: int) -> None:
-    batch, step = 10_000, max(10_000, urls // 10)
+async def discover(store: SqliteFrontier, path: Path, urls: int, every: int = 0) -> None:
+    batch, step = 10_000, max(10_000, every or urls // 10)
     started = last = time.perf_counter()
     cpu0 = time.process_time()
     done_at = 0
@@ -153,9 +155,10 @@ def main() -> None:
     ap.add_argument("--links", type=int, default=30, help="<a> links per page (%(default)s)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--urls", type=int, default=0, help="discovered URLs added after the pages")
+    ap.add_argument("--every", type=int, default=0, help="report every N URLs (a tenth)")
     args = ap.parse_args()
     started = time.perf_counter()
-    asyncio.run(write(args.path, args.pages, args.links, args.seed, args.urls))
+    asyncio.run(write(args.path, args.pages, args.links, args.seed, args.urls, args.every))
     size = os.path.getsize(args.path) / 1e6
     took = time.perf_counter() - started
     print(f"{args.pages:,} pages, {size:,.1f} MB in {took:.1f} s: {args.path}")
