@@ -12,9 +12,10 @@ external site; every 50th page is a 404, every 97th a timeout, every 31st a redi
 
 ``--urls N`` then offers N more discovered URLs to the frontier (``add``, queued, never
 fetched), in batches of 10,000 as a crawl's pages offer their links, and prints at every tenth
-of them (``--every N``: every N) the insert rate, the process's RSS (and its peak) and the file's bytes a URL: the
-frontier at 100 M discovered URLs. Their keys are scattered (a multiplicative hash of ``i``
-leads the path), so each insert lands anywhere in the ``key`` index, as real sites' URLs do.
+of them (``--every N``: every N) the insert rate, the process's RSS (and its peak) and the
+file's bytes a URL: the frontier at 100 M discovered URLs. Their keys are scattered (a
+multiplicative hash of ``i`` leads the path), so each insert lands anywhere in the ``key``
+index, as real sites' URLs do.
 
     python bench/big_state.py /tmp/huge.db --pages 10000 --urls 100000000
 """
@@ -107,9 +108,7 @@ async def write(
 
 def _rss_mb() -> tuple[float, float]:
     """(VmRSS, VmHWM) of this process, MB."""
-    fields = dict(
-        line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines()
-    )
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
