@@ -9,6 +9,15 @@ external site; every 50th page is a 404, every 97th a timeout, every 31st a redi
 
     python bench/big_state.py /tmp/big.db --pages 100000
     /usr/bin/time -v sitecrawl report /tmp/big.db -o /tmp/big.html   # Maximum resident set size
+
+``--urls N`` then offers N more discovered URLs to the frontier (``add``, queued, never
+fetched), in batches of 10,000 as a crawl's pages offer their links, and prints at every tenth
+of them (``--every N``: every N) the insert rate, the process's RSS (and its peak) and the
+file's bytes a URL: the frontier at 100 M discovered URLs. Their keys are scattered (a
+multiplicative hash of ``i`` leads the path), so each insert lands anywhere in the ``key``
+index, as real sites' URLs do.
+
+    python bench/big_state.py /tmp/huge.db --pages 10000 --urls 100000000
 """
 
 from __future__ import annotations
@@ -71,7 +80,9 @@ def _page(i: int, pages: int, links: int, rng: random.Random) -> Page:
     return page
 
 
-async def write(path: Path, pages: int, links: int, seed: int) -> None:
+async def write(
+    path: Path, pages: int, links: int, seed: int, urls: int = 0, every: int = 0
+) -> None:
     rng = random.Random(seed)
     if path.exists():
         path.unlink()
@@ -91,6 +102,49 @@ async def write(path: Path, pages: int, links: int, seed: int) -> None:
                 i = 0 if request.url == BASE else int(request.url.rsplit("/", 1)[1])
                 await store.mark_done(request, _page(i, pages, links, rng))
         store.add_crawl_time(pages / 500)
+        if urls:
+            await discover(store, path, urls, every)
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(VmRSS, VmHWM) of this process, MB."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def _disk(path: Path) -> int:
+    return sum(
+        os.path.getsize(f"{path}{suffix}")
+        for suffix in ("", "-wal")
+        if os.path.exists(f"{path}{suffix}")
+    )
+
+
+async def discover(store: SqliteFrontier, path: Path, urls: int, every: int = 0) -> None:
+    batch, step = 10_000, max(10_000, every or urls // 10)
+    started = last = time.perf_counter()
+    cpu0 = time.process_time()
+    done_at = 0
+    for start in range(0, urls, batch):
+        requests = []
+        for i in range(start, min(start + batch, urls)):
+            url = f"{BASE}u/{(i * 2654435761) % 2**32:08x}/{i}"
+            requests.append(Request(url=url, key=url[8:], depth=7))
+        await store.add(requests)
+        end = start + len(requests)
+        if end - done_at >= step or end == urls:
+            await store.next()  # a lease: commits the open transaction
+            now = time.perf_counter()
+            rss, peak = _rss_mb()
+            stats = await store.stats()
+            print(
+                f"{end:>13,} URLs  {(end - done_at) / (now - last):>9,.0f} URLs/s"
+                f"  ({end / (now - started):,.0f} overall, CPU {time.process_time() - cpu0:,.0f} s)"
+                f"  RSS {rss:,.0f} MB (peak {peak:,.0f})"
+                f"  disk {_disk(path) / stats.seen:,.1f} B/URL ({_disk(path) / 1e9:,.2f} GB)",
+                flush=True,
+            )
+            done_at, last = end, now
 
 
 def main() -> None:
@@ -99,9 +153,11 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=100_000, help="pages (%(default)s)")
     ap.add_argument("--links", type=int, default=30, help="<a> links per page (%(default)s)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--urls", type=int, default=0, help="discovered URLs added after the pages")
+    ap.add_argument("--every", type=int, default=0, help="report every N URLs (a tenth)")
     args = ap.parse_args()
     started = time.perf_counter()
-    asyncio.run(write(args.path, args.pages, args.links, args.seed))
+    asyncio.run(write(args.path, args.pages, args.links, args.seed, args.urls, args.every))
     size = os.path.getsize(args.path) / 1e6
     took = time.perf_counter() - started
     print(f"{args.pages:,} pages, {size:,.1f} MB in {took:.1f} s: {args.path}")

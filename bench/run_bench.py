@@ -500,6 +500,12 @@ def main() -> None:
     add("--baseline", type=Path, metavar="DIR", help="also run each variant from this checkout")
     add("--only", nargs="+", metavar="NAME", help="run only these contenders")
     add("--timeout", type=float, default=900, help="per-run timeout, seconds (%(default)s)")
+    add(
+        "--tls",
+        action="store_true",
+        help="https:// (--base https://...): with --serve, nginx gets a certificate from a test"
+        " CA made now (tests/tls_ca.py); every contender trusts it through SSL_CERT_FILE",
+    )
     args = ap.parse_args()
 
     base = args.base.rstrip("/")
@@ -519,6 +525,13 @@ def main() -> None:
     # Run this checkout's sitecrawl even if it is not installed in the venv.
     pythonpath = [str(REPO_DIR / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath))
+    tls: tuple[Path, Path] | None = None
+    if args.tls:  # a CA made for this run, on loopback only (nothing of it is kept)
+        ca_dir = args.out_dir / "tls"
+        maker = [args.python, str(REPO_DIR / "tests" / "tls_ca.py"), str(ca_dir)]
+        subprocess.run(maker, check=True, stdout=subprocess.DEVNULL)
+        tls = (ca_dir / "server.pem", ca_dir / "server.key")
+        env["SSL_CERT_FILE"] = str(ca_dir / "ca.pem")
 
     print(
         f"site: {meta['pages']} pages, {meta['bytes'] / 1e6:.1f} MB at {base};"
@@ -537,8 +550,8 @@ def main() -> None:
     exit_on_sigterm()  # unwind (stop nginx, kill the running contender) on SIGTERM
     with ExitStack() as stack:
         if args.serve:
-            port = urlsplit(base).port or 80
-            stack.enter_context(NginxServer(args.site, port))
+            port = urlsplit(base).port or (443 if args.tls else 80)
+            stack.enter_context(NginxServer(args.site, port, tls=tls))
         # Warm the page cache (and check the server) with one unrecorded fetch-only run.
         warmup = next(ct for ct in all_contenders if ct.role == "ceiling")
         warm = run_one(warmup, 0, args.out_dir, env, args.timeout)
@@ -569,6 +582,7 @@ def main() -> None:
             "config": {
                 "base": base, "concurrency": args.concurrency, "rounds": args.rounds,
                 "site_pages": meta["pages"], "site_bytes": meta["bytes"], "cpus": os.cpu_count(),
+                "tls": args.tls,
                 "contenders": [asdict(ct) for ct in contenders],
             },
             "runs": [{k: v for k, v in asdict(r).items() if k != "urls"} for r in runs],

@@ -48,7 +48,7 @@ http {{
     uwsgi_temp_path {state}/uwsgi;
     scgi_temp_path {state}/scgi;
     server {{
-        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{port}{tls};
         root {root};
         index index.html;
     }}
@@ -61,11 +61,16 @@ def state_dir(port: int) -> Path:
 
 
 def write_conf(
-    root: Path, port: int, access_log: Path | None = None, log_format: str = "$msec $request_uri"
+    root: Path,
+    port: int,
+    access_log: Path | None = None,
+    log_format: str = "$msec $request_uri",
+    tls: tuple[Path, Path] | None = None,
 ) -> Path:
     """Write nginx.conf for ``root``/``port`` into the state dir and return its path.
     ``access_log``: log each request there, by default as ``<epoch seconds, ms> <uri>``
-    (timeline.py)."""
+    (timeline.py). ``tls``: (certificate chain, key) PEM files: https:// on that port (HTTP/1.1,
+    nginx's default protocols and ciphers, one TLS session cache for the workers)."""
     nginx = shutil.which("nginx")
     if nginx is None:
         sys.exit("nginx not found (apt-get install -y nginx-light)")
@@ -81,8 +86,17 @@ def write_conf(
         if access_log
         else "access_log off;"
     )
+    ssl = ""
+    if tls is not None:
+        cert, key = (path.resolve() for path in tls)
+        ssl = (
+            f" ssl;\n        ssl_certificate {cert};\n        ssl_certificate_key {key};\n"
+            "        ssl_session_cache shared:SSL:10m"
+        )
     conf.write_text(
-        CONF_TEMPLATE.format(user=user, state=state, port=port, root=root.resolve(), access_log=log)
+        CONF_TEMPLATE.format(
+            user=user, state=state, port=port, root=root.resolve(), access_log=log, tls=ssl
+        )
     )
     return conf
 
@@ -121,8 +135,10 @@ class NginxServer:
         port: int = DEFAULT_PORT,
         access_log: Path | None = None,
         log_format: str = "$msec $request_uri",
+        tls: tuple[Path, Path] | None = None,
     ) -> None:
         self.root = root
+        self.tls = tls
         self.port = port
         self.access_log = access_log
         self.log_format = log_format
@@ -131,7 +147,7 @@ class NginxServer:
     def __enter__(self) -> NginxServer:
         if port_in_use(self.port):
             raise RuntimeError(f"127.0.0.1:{self.port} is already in use")
-        conf = write_conf(self.root, self.port, self.access_log, self.log_format)
+        conf = write_conf(self.root, self.port, self.access_log, self.log_format, self.tls)
         self.proc = subprocess.Popen(nginx_argv(conf, daemon=False))
         try:
             wait_listening(self.port)
@@ -165,10 +181,10 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
-def cmd_start(root: Path, port: int) -> None:
+def cmd_start(root: Path, port: int, tls: tuple[Path, Path] | None = None) -> None:
     if port_in_use(port):
         sys.exit(f"127.0.0.1:{port} is already in use")
-    conf = write_conf(root, port)
+    conf = write_conf(root, port, tls=tls)
     subprocess.run(nginx_argv(conf, daemon=True), check=True)
     wait_listening(port)
     print(
@@ -202,14 +218,22 @@ def main() -> None:
     ap.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})"
     )
+    ap.add_argument(
+        "--tls",
+        nargs=2,
+        type=Path,
+        metavar=("CERT", "KEY"),
+        help="serve https:// with this certificate chain and key (tests/tls_ca.py makes them)",
+    )
     args = ap.parse_args()
+    tls = tuple(args.tls) if args.tls else None
     if args.action == "start":
-        cmd_start(args.root, args.port)
+        cmd_start(args.root, args.port, tls)
     elif args.action == "stop":
         cmd_stop(args.port)
     else:
         exit_on_sigterm()
-        with NginxServer(args.root, args.port):
+        with NginxServer(args.root, args.port, tls=tls):
             print(f"nginx serving {args.root} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)")
             with contextlib.suppress(KeyboardInterrupt):
                 signal.pause()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import ssl
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -94,8 +95,9 @@ class Traffic:
 class ServerThread:
     """Run an aiohttp app on a free 127.0.0.1 port in a background thread."""
 
-    def __init__(self, app: web.Application) -> None:
+    def __init__(self, app: web.Application, ssl_context: ssl.SSLContext | None = None) -> None:
         self.app = app
+        self.ssl_context = ssl_context  # https:// when given
         self.traffic = Traffic()
         app.middlewares.append(self._count)
         self._loop = asyncio.new_event_loop()
@@ -126,7 +128,8 @@ class ServerThread:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -144,7 +147,7 @@ class ServerThread:
             made(handler, transport)
 
         web_server.connection_made = connection_made  # type: ignore[method-assign]
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.ssl_context)
         self._loop.run_until_complete(site.start())
         server = site._server
         assert server is not None and server.sockets

@@ -33,6 +33,7 @@ def test_every_kind_is_stable_unique_and_documented() -> None:
         "timeout",
         "connect",
         "dns",
+        "tls",
         "blocked_address",
         "too_many_redirects",
         "redirect_loop",

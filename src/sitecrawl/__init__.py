@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
     from ._exceptions import RobotsUnreachable as RobotsUnreachable
     from ._exceptions import SitecrawlError as SitecrawlError
     from ._exceptions import StateError as StateError
+    from ._exceptions import TLSError as TLSError
     from ._exceptions import TooManyRedirects as TooManyRedirects
     from ._models import CrawlStats as CrawlStats
     from ._models import Page as Page
@@ -96,6 +97,7 @@ _LAZY = {
             "RobotsUnreachable",
             "SitecrawlError",
             "StateError",
+            "TLSError",
             "TooManyRedirects",
         ),
         ".parse._extract": (

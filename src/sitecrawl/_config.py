@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -29,6 +30,18 @@ if TYPE_CHECKING:
     from .parse import Rule
 
 DEFAULT_USER_AGENT = f"sitecrawl/{__version__}"
+
+
+def ca_bundle_file(text: str) -> str:
+    """``--ca-bundle FILE``: a PEM file of CA certificates, read now (a bad one is said at
+    once, not at the first https:// request)."""
+    from ._tls import tls_context
+
+    try:
+        tls_context(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -281,6 +294,20 @@ class CrawlConfig:
         flag("--user-agent", metavar="UA", help="User-Agent header (default %(default)s)"),
         group="",
         keyword="user_agent",
+    )
+    #: A PEM file of the CA certificates to trust for https:// (in place of the system's, as
+    #: curl's ``--cacert``); None: ``SSL_CERT_FILE`` when set, else the system's CAs.
+    ca_bundle: str | None = setting(
+        None,
+        flag(
+            "--ca-bundle",
+            metavar="FILE",
+            parse=ca_bundle_file,
+            help="trust the CA certificates of this PEM file for https:// instead of the"
+            " system's (default: SSL_CERT_FILE when set, else the system's)",
+        ),
+        group="",
+        keyword="ca_bundle",
     )
     #: Headers, cookies, auth and proxy (:class:`Requests`).
     requests: Requests = field(

@@ -25,6 +25,7 @@ class CrawlOptions(TypedDict, total=False):
     max_depth: int | None
     subdomains: bool
     user_agent: str | None
+    ca_bundle: str | None
     timeout: float | None
     processes: int
     config: CrawlConfig | None

@@ -62,7 +62,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
 
     The crawl's settings come from ``config`` or, without one, from the keywords
     (``max_concurrency``, ``max_pages``, ``max_depth``, ``subdomains``, ``user_agent``,
-    ``timeout``, ``processes``, ``link_details``, ``requests``: headers, cookies, auth and
+    ``timeout``, ``ca_bundle``: a PEM file of the CAs trusted for https://, ``processes``,
+    ``link_details``, ``requests``: headers, cookies, auth and
     proxy, a :class:`~sitecrawl.Requests`; ``markdown``, ``markdown_scope``: each HTML
     page's content as Markdown, ``Page.markdown``); passing ``config`` with any of those set
     (or with another ``base_url``) raises :class:`ConfigError`. ``state`` (a file path) keeps
@@ -86,6 +87,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         max_depth: int | None = None,
         subdomains: bool = False,
         user_agent: str | None = None,
+        ca_bundle: str | None = None,
         timeout: float | None = None,
         processes: int = 1,
         config: CrawlConfig | None = None,

@@ -39,7 +39,10 @@
         │                                                 (not read)
         ├── FetchTimeout           timeout                connect or total timeout
         ├── ConnectError           connect                refused or reset connection, TLS failure
-        │   └── DNSError           dns                    the host name does not resolve
+        │   ├── DNSError           dns                    the host name does not resolve
+        │   └── TLSError           tls                    the server's TLS certificate was not
+        │                                                 accepted (unknown CA, expired, another
+        │                                                 name): see ``--ca-bundle``
         ├── BlockedAddress         blocked_address        not connected: the host's address is
         │                                                 link-local, or of a more private class
         │                                                 than the start URLs'; carries ``address=``
@@ -196,6 +199,14 @@ class ConnectError(FetchError):
 
 class DNSError(ConnectError):
     kind = "dns"
+
+
+class TLSError(ConnectError):
+    """The server's TLS certificate was not accepted (signed by a CA the crawl does not trust,
+    expired, for another name): no request was sent. ``CrawlConfig.ca_bundle`` (``--ca-bundle``)
+    or ``SSL_CERT_FILE`` names the CAs to trust."""
+
+    kind = "tls"
 
 
 class BlockedAddress(FetchError):

@@ -36,6 +36,7 @@ FETCH_OPTIONS = (
     "jitter",
     "retries",
     "user_agent",
+    "ca_bundle",
     "header",
     "cookie",
     "cookies",

@@ -52,7 +52,9 @@ from .._exceptions import (
     FetchError,
     FetchTimeout,
     ProtocolError,
+    TLSError,
 )
+from .._tls import tls_context
 from ..control import CrawlScope
 from ._addresses import AddressGuard, is_address
 from ._exchange import Exchange, Recorder
@@ -141,7 +143,7 @@ def _map_errors(url: str) -> Iterator[None]:
         raise FetchTimeout("timeout", url=url) from exc
     except aiohttp.ClientConnectorCertificateError as exc:
         why = f"TLS certificate of {exc.host} not accepted: {exc.certificate_error}"
-        raise ConnectError(why, url=url, unreached=True) from exc
+        raise TLSError(why, url=url, unreached=True) from exc
     except aiohttp.ClientConnectorError as exc:
         raise _unreached(exc, url) from exc
     except aiohttp.ServerDisconnectedError as exc:
@@ -309,6 +311,8 @@ class Fetcher:
             limit_per_host=0,
             ttl_dns_cache=300,
             resolver=self._resolver,
+            # (aiohttp's own default context, made once, when no CA bundle is given)
+            ssl=True if self._config.ca_bundle is None else tls_context(self._config.ca_bundle),
         )
         self.session = aiohttp.ClientSession(
             connector=connector,

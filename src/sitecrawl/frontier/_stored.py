@@ -112,7 +112,7 @@ def joined(stored: Mapping[str, Any], given: CrawlConfig) -> CrawlConfig:
     )
     names = ("rules", "subdomains", "extract", "render", "markdown", "markdown_scope")
     aim = {name: getattr(given, name) for name in names}
-    return replace(config, **aim)
+    return replace(config, **aim, ca_bundle=given.ca_bundle)  # (the CAs: this machine's)
 
 
 @dataclass(frozen=True, slots=True)
