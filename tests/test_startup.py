@@ -136,6 +136,12 @@ FEATURE_MODULES = {
     "sitecrawl.parse._pdf": "PDF reading (ctypes)",
     "sitecrawl.parse._structured": "structured data",
     "zipfile": "WACZ output",
+    "sitecrawl.parse._signature": "near-duplicates",
+    "sitecrawl.render._extras": "screenshots and axe-core",
+    "sitecrawl.serve._app": "the server (starlette)",
+    "starlette": "the server",
+    "mcp": "the MCP tools",
+    "fastwarc": "WARC output",
 }
 
 

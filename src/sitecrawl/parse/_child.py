@@ -43,7 +43,6 @@ from ._decode import decode_html
 from ._extract import Extracted, parse_html
 from ._extraction import Extraction, Rule
 from ._markup import markup_reason
-from ._signature import content_signature
 
 if TYPE_CHECKING:
     from ._pdf import PdfText
@@ -92,6 +91,8 @@ def parse_body(
             data.markdown_error = f"no Markdown: {exc!r}"
         else:
             if near_duplicates:
+                from ._signature import content_signature  # (near-duplicates: when asked)
+
                 signed = content_signature(content or "")
                 data.fields["content_hash"], data.fields["content_minhash"] = signed
     return data

@@ -14,7 +14,6 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .._models import PARSED_FIELDS, Link
 from .._urls import JoinCache, join
-from ._signature import content_signature as sign
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
@@ -174,7 +173,9 @@ def parse_html(
         found = extraction.run(tree, html, page_url)
         fields["extracted"], data.unconverted = found.values, found.unconverted
     fields["word_count"] = _word_count(tree)  # last: it strips scripts and styles from the tree
-    if content_signature:
+    if content_signature:  # (its module and C extension only when asked for)
+        from ._signature import content_signature as sign
+
         fields["content_hash"], fields["content_minhash"] = sign(_content_text(tree))
     return data
 

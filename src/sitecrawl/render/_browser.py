@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._config_render import Render
 from .._exceptions import ConfigError, RenderError
 from .._log import logger
-from ._extras import screenshot, violations
 from ._procs import kill_tree, tree_memory_mb
 
 if TYPE_CHECKING:
@@ -406,6 +405,8 @@ class BrowserPool:
             ) from None
         png = thumb = found = None
         if options.screenshot or options.a11y:  # the DOM as read, in the budget's grace
+            from ._extras import screenshot, violations  # (axe-core's script: when asked)
+
             try:
                 async with self._bounded(deadline - time.monotonic(), grace=options.timeout):
                     if options.screenshot:
