@@ -211,6 +211,20 @@ def test_openapi_document_lists_every_route(server: Server) -> None:
     assert body["required"] == ["url"]
     assert body["properties"]["max_pages"]["type"] == "integer"
     assert body["properties"]["include"]["type"] == "array"
+    # The monitors' routes, from their own table; /mcp/ as one entry.
+    assert set(paths["/api/monitors"]) == {"get", "post"}
+    assert set(paths["/api/monitors/{id}"]) == {"get", "delete"}
+    assert set(paths["/api/monitors/{id}/run"]) == {"post"}
+    assert set(paths["/api/monitors/{id}/diff"]) == {"get"}
+    monitor = paths["/api/monitors"]["post"]
+    schema = monitor["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["required"] == ["url"]
+    assert {"every", "cron", "webhook"} <= set(schema["properties"])
+    assert schema["properties"]["max_pages"]["type"] == "integer"  # crawl options too
+    assert monitor["tags"] == ["monitors"]
+    assert set(paths["/mcp/"]) == {"post"}
+    operations = [op["operationId"] for item in paths.values() for op in item.values()]
+    assert len(operations) == len(set(operations))
 
 
 def test_pause_resume_cancel_and_purge(serve: ServeFn, tmp_path: Path) -> None:

@@ -56,6 +56,13 @@ def add_command(commands: Any) -> None:
         help="only hosts matching PATTERN (a glob: '*.example.com') may be crawled through"
         " the API (repeatable, or comma-separated; default: any)",
     )
+    serve.add_argument(
+        "--allow-private-targets",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="let API callers (crawls, monitors, MCP) crawl start URLs on loopback, private or"
+        " link-local addresses (default: yes when --host is a loopback address, no otherwise)",
+    )
     serve.set_defaults(handler=_execute)
 
 
@@ -79,6 +86,7 @@ def _execute(args: argparse.Namespace) -> int:
             token=token,
             max_crawls=args.max_crawls,
             allow_hosts=patterns,
+            allow_private_targets=args.allow_private_targets,
         )
         app = build_app(config)
     except ConfigError as exc:

@@ -1,5 +1,8 @@
 # The public names of sitecrawl.fetch, each once (its __init__.py serves them lazily).
 
+from ._addresses import CLASS_NAMES as CLASS_NAMES
+from ._addresses import PUBLIC as PUBLIC
+from ._addresses import address_class as address_class
 from ._alternates import link_alternates as link_alternates
 from ._alternates import merge_alternates as merge_alternates
 from ._assets import Requisites as Requisites

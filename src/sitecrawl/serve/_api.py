@@ -23,7 +23,7 @@ from .._json import dumps
 from ._crawls import Crawl, CrawlConflict, CrawlManager, CrawlNotFound
 from ._openapi import Endpoint
 from ._options import OptionError, config_from_options
-from ._policy import HostNotAllowed
+from ._policy import HostNotAllowed, refused_target
 from ._store import ENDED
 from ._tables import FORMATS, BadRequest, csv_text, jsonl, parquet, rows_of, table_of
 
@@ -65,6 +65,10 @@ def _crawl(manager: CrawlManager, request: Request) -> Crawl:
 async def create_crawl(manager: CrawlManager, request: Request) -> Response:
     body = await _body(request)
     url = body.pop("url", None)
+    if not manager.config.private_targets:
+        refused = await refused_target(url, body)
+        if refused is not None:
+            raise refused
     crawl = manager.create(url, body)
     return _json(manager.view(crawl), 201)
 

@@ -2,7 +2,8 @@
 web UI (:mod:`._ui`), the monitors (:mod:`._monitor_routes`) and the MCP tools at ``/mcp``
 (:mod:`._mcp_http`), all behind the bearer token (:mod:`._auth`); the crawl manager
 (:mod:`._crawls`), the monitor service and the MCP sessions live as long as the app (its
-lifespan). ``--allow-hosts`` holds for all three."""
+lifespan). ``--allow-hosts`` holds for all three, and so does the refusal of private
+targets (``--allow-private-targets``, :func:`._policy.refused_target`)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ from ._api import ENDPOINTS, guarded
 from ._auth import BearerAuth
 from ._config import ServeConfig
 from ._crawls import CrawlManager
-from ._mcp_http import mcp_asgi_app
+from ._mcp_http import MCP_OPENAPI, mcp_asgi_app
 from ._monitor import MonitorService
-from ._monitor_routes import monitor_routes
+from ._monitor_routes import MONITOR_ENDPOINTS, monitor_routes
 from ._openapi import openapi
-from ._policy import host_allowed
+from ._policy import host_allowed, refused_target
 from ._ui import ROUTES as UI_ROUTES
 
 TITLE = "sitecrawl server"
@@ -42,9 +43,8 @@ def build_app(config: ServeConfig) -> Starlette:
     async def document(request: Request) -> Response:
         from .._json import dumps
 
-        return Response(
-            dumps(openapi(TITLE, __version__, ENDPOINTS)), media_type="application/json"
-        )
+        text = dumps(openapi(TITLE, __version__, [*ENDPOINTS, *MONITOR_ENDPOINTS], MCP_OPENAPI))
+        return Response(text, media_type="application/json")
 
     routes.append(Route("/openapi.json", document, methods=["GET"]))
     routes += UI_ROUTES
@@ -54,9 +54,11 @@ def build_app(config: ServeConfig) -> Starlette:
 
     # The monitors and the MCP tools: BearerAuth wraps the whole app, so both are covered
     # (the MCP app checks the same token itself too: without one it serves loopback names).
-    monitors = MonitorService(config.data, url_allowed=url_allowed)
+    # Private targets refused (--allow-private-targets): the same guard on every road in.
+    guard = None if config.private_targets else refused_target
+    monitors = MonitorService(config.data, url_allowed=url_allowed, guard=guard)
     routes += monitor_routes(monitors)
-    mcp = mcp_asgi_app(config.token, root=config.data, url_allowed=url_allowed)
+    mcp = mcp_asgi_app(config.token, root=config.data, url_allowed=url_allowed, guard=guard)
     routes.append(Mount("/mcp", app=mcp))
 
     @contextlib.asynccontextmanager

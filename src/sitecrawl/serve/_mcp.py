@@ -13,7 +13,7 @@ streamable HTTP (the server's ``/mcp``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from .._exceptions import MissingExtra
 
@@ -37,6 +37,9 @@ from ._mcp_work import (
     MarkdownResult,
 )
 
+if TYPE_CHECKING:
+    from ._policy import TargetGuard
+
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
 Url = Annotated[str, Field(description="an http:// or https:// URL")]
@@ -47,12 +50,14 @@ def mcp_server(
     *,
     root: str | None = None,
     url_allowed: Callable[[str], bool] | None = None,
+    guard: TargetGuard | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with sitecrawl's tools. ``root``: the directory the ``diff`` tool's
     state files must be in (relative paths are read from it; the server passes its data
     directory); None lets it read any path (stdio: the user's own machine).
-    ``url_allowed(url)``: False refuses a URL (the server's ``--allow-hosts``)."""
-    reach = work.Reach(root=root, url_allowed=url_allowed)
+    ``url_allowed(url)``: False refuses a URL (the server's ``--allow-hosts``);
+    ``guard(url, options)`` refuses it too when it answers (the server's private targets)."""
+    reach = work.Reach(root=root, url_allowed=url_allowed, guard=guard)
     server: MCPServer[Any] = MCPServer(
         "sitecrawl",
         version=__version__,

@@ -16,9 +16,13 @@ from __future__ import annotations
 import hmac
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 from .._exceptions import MissingExtra
 from ._mcp import mcp_server
+
+if TYPE_CHECKING:
+    from ._policy import TargetGuard
 
 try:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -29,6 +33,24 @@ except ImportError:
         "the MCP tools over HTTP need the serve extra: pip install 'sitecrawl[serve]'",
         extra="serve",
     ) from None
+
+
+#: ``/mcp/`` in the server's OpenAPI document (the SDK's transport serves it, not a route).
+MCP_OPENAPI: dict[str, dict[str, Any]] = {
+    "/mcp/": {
+        "post": {
+            "summary": "The MCP tools (crawl, markdown, check, extract, diff) over streamable"
+            " HTTP: JSON-RPC messages of the Model Context Protocol; use an MCP client",
+            "operationId": "mcp",
+            "tags": ["mcp"],
+            "parameters": [],
+            "responses": {
+                "200": {"description": "a JSON-RPC answer, or an event stream of them"},
+                "401": {"description": "no token, or a wrong one", "content": {}},
+            },
+        }
+    }
+}
 
 
 def bearer_ok(scope: Scope, token: str) -> bool:
@@ -51,9 +73,10 @@ class McpHttp:
         *,
         root: str | None = None,
         url_allowed: Callable[[str], bool] | None = None,
+        guard: TargetGuard | None = None,
     ) -> None:
         self.token = token
-        self.server = mcp_server(root=root, url_allowed=url_allowed)
+        self.server = mcp_server(root=root, url_allowed=url_allowed, guard=guard)
         if token is None:
             security = TransportSecuritySettings(
                 enable_dns_rebinding_protection=True,
@@ -89,8 +112,10 @@ def mcp_asgi_app(
     *,
     root: str | None = None,
     url_allowed: Callable[[str], bool] | None = None,
+    guard: TargetGuard | None = None,
 ) -> McpHttp:
     """The MCP tools over streamable HTTP (see the module's docstring): ``token`` the
     server's bearer token, ``root`` the directory the ``diff`` tool reads state files from
-    (the server's data directory), ``url_allowed`` its ``--allow-hosts`` test."""
-    return McpHttp(token, root=root, url_allowed=url_allowed)
+    (the server's data directory), ``url_allowed`` its ``--allow-hosts`` test, ``guard``
+    its private targets' (:func:`~sitecrawl.serve._policy.refused_target`)."""
+    return McpHttp(token, root=root, url_allowed=url_allowed, guard=guard)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from typing_extensions import TypedDict
@@ -26,6 +26,9 @@ from .._models import Page
 from ..control import CrawlScope, Rules
 from ..frontier import SqliteFrontier
 from ..sinks import Sink
+
+if TYPE_CHECKING:
+    from ._policy import TargetGuard
 
 MAX_CRAWL_PAGES = 500
 DEFAULT_PAGES = 50
@@ -46,10 +49,11 @@ MAX_CHANGES = 200
 @dataclass(frozen=True, slots=True)
 class Reach:
     """What a tool may reach: state files under ``root`` (None: anywhere), URLs
-    ``url_allowed`` accepts."""
+    ``url_allowed`` accepts and ``guard`` does not refuse (the server's private targets)."""
 
     root: str | None = None
     url_allowed: Callable[[str], bool] | None = None
+    guard: TargetGuard | None = None
 
 
 class PageRow(TypedDict):
@@ -126,7 +130,7 @@ class DiffResult(TypedDict):
     truncated: bool
 
 
-def _config(allowed: Reach, url: str, **settings: Any) -> CrawlConfig:
+async def _config(allowed: Reach, url: str, **settings: Any) -> CrawlConfig:
     if not url.lower().startswith(("http://", "https://")):
         raise ToolError(f"url: an http:// or https:// URL, not {url!r}")
     try:
@@ -135,6 +139,10 @@ def _config(allowed: Reach, url: str, **settings: Any) -> CrawlConfig:
         raise ToolError(str(exc)) from None
     if allowed.url_allowed is not None and not allowed.url_allowed(config.base_url):
         raise ToolError(f"url: {config.base_url} is not a host this server may crawl")
+    if allowed.guard is not None:
+        refused = await allowed.guard(config.base_url, {})
+        if refused is not None:
+            raise ToolError(str(refused))
     return config
 
 
@@ -188,7 +196,7 @@ async def crawl(
     *,
     markdown: bool,
 ) -> CrawlResult:
-    config = _config(
+    config = await _config(
         reach,
         url,
         rules=Rules(scope=scope, include=tuple(include), exclude=tuple(exclude)),
@@ -232,7 +240,7 @@ def _failed(page: Page | None) -> ToolError:
 
 
 async def markdown(reach: Reach, url: str, scope: Any) -> MarkdownResult:
-    config = _one_page(_config(reach, url, markdown=True, markdown_scope=scope))
+    config = _one_page(await _config(reach, url, markdown=True, markdown_scope=scope))
     pages, _ = await _run(config)
     page = pages[0] if pages else None
     if page is None or page.error is not None or (page.status or 0) >= 400:
@@ -252,7 +260,7 @@ async def markdown(reach: Reach, url: str, scope: Any) -> MarkdownResult:
 async def check(reach: Reach, url: str, max_pages: int, *, external: bool) -> CheckResult:
     from ..audit import LinkChecker, check_outcome, link_targets
 
-    config = _config(reach, url, limits=Limits(max_pages=min(max_pages, MAX_CRAWL_PAGES)))
+    config = await _config(reach, url, limits=Limits(max_pages=min(max_pages, MAX_CRAWL_PAGES)))
     config = replace(config, link_details=True)  # the check reads every page's links
     started = time.monotonic()
     pages, _ = await _run(config)
@@ -307,7 +315,7 @@ async def extract(reach: Reach, url: str, rules: Mapping[str, str]) -> ExtractRe
         compiled = Extraction.from_specs(rules).rules
     except SitecrawlError as exc:
         raise ToolError(f"rules: {exc}") from None
-    config = _one_page(_config(reach, url, extract=compiled))
+    config = _one_page(await _config(reach, url, extract=compiled))
     pages, _ = await _run(config)
     page = pages[0] if pages else None
     if page is None or page.error is not None:

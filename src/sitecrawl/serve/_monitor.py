@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     import aiohttp
 
     from .._diff import ChangeSet
+    from ._policy import TargetGuard
 
 log = logging.getLogger("sitecrawl.monitor")
 #: Crawls kept in a monitor's state file.
@@ -62,7 +63,9 @@ STOP_WAIT = 15.0
 class MonitorService:
     """The monitors of ``data_dir`` (see the module's docstring). ``public_url`` begins the
     links a webhook carries (``diff_url``; default: a path alone); ``url_allowed(url)``
-    refuses sites a caller may not crawl (the server's ``--allow-hosts``); ``attempts`` and
+    refuses sites a caller may not crawl (the server's ``--allow-hosts``), ``guard(url,
+    options)`` too, when a monitor is made and before each run (the server's private targets
+    refused: :func:`~sitecrawl.serve._policy.refused_target`); ``attempts`` and
     ``backoff`` are the webhook's retries; ``tick`` the most the scheduler sleeps."""
 
     def __init__(
@@ -71,6 +74,7 @@ class MonitorService:
         *,
         public_url: str = "",
         url_allowed: Callable[[str], bool] | None = None,
+        guard: TargetGuard | None = None,
         attempts: int = 5,
         backoff: float = 1.0,
         keep: int = KEEP,
@@ -79,6 +83,7 @@ class MonitorService:
         self.store = MonitorStore(data_dir)
         self.public_url = public_url.rstrip("/")
         self.url_allowed = url_allowed
+        self.guard = guard
         self.attempts = attempts
         self.backoff = backoff
         self.keep = keep
@@ -227,6 +232,10 @@ class MonitorService:
         self.store.started(monitor, time.time())
         crawl: int | None = None
         try:
+            if self.guard is not None:  # the name may resolve elsewhere since
+                refused = await self.guard(spec.url, spec.options)
+                if refused is not None:
+                    raise refused
             config = config_from_options(spec.url, {**spec.options, **secrets.credentials})
             path = self.store.state_path(monitor)
             frontier = SqliteFrontier(

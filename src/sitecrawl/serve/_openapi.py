@@ -1,10 +1,11 @@
-"""The OpenAPI 3.1 document of the API, made from its route table (:class:`Endpoint` rows,
-:data:`sitecrawl.serve._api.ENDPOINTS`), so that it says what is served."""
+"""The OpenAPI 3.1 document of the API, made from its route tables (:class:`Endpoint` rows:
+the crawls' :data:`sitecrawl.serve._api.ENDPOINTS`, the monitors'
+:data:`sitecrawl.serve._monitor_routes.MONITOR_ENDPOINTS`), so that it says what is served."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,26 +16,33 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ._crawls import CrawlManager
-
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """One route of the API and what the OpenAPI document says of it."""
+    """One route of the API and what the OpenAPI document says of it: ``handler(owner,
+    request)``, the owner being the route table's (the crawls' :class:`CrawlManager`, the
+    :class:`MonitorService`); ``name`` its operationId (default: the handler's name)."""
 
     method: str
     path: str
-    handler: Callable[[CrawlManager, Request], Awaitable[Response]]
+    handler: Callable[[Any, Request], Awaitable[Response]]
     summary: str
     responses: dict[str, str]
     query: tuple[tuple[str, str], ...] = ()
     body: dict[str, Any] | None = None
     produces: tuple[str, ...] = ("application/json",)
     tags: tuple[str, ...] = field(default=("crawls",))
+    name: str = ""
 
 
-def openapi(title: str, version: str, endpoints: Sequence[Endpoint]) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of ``endpoints``."""
+def openapi(
+    title: str,
+    version: str,
+    endpoints: Sequence[Endpoint],
+    more: Mapping[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``endpoints``, and of ``more`` (path items as they are:
+    the routes not served by an :class:`Endpoint`, such as ``/mcp/``)."""
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in endpoints:
         path = endpoint.path.replace(":path}", "}")
@@ -54,7 +62,7 @@ def openapi(title: str, version: str, endpoints: Sequence[Endpoint]) -> dict[str
         ]
         operation: dict[str, Any] = {
             "summary": endpoint.summary,
-            "operationId": endpoint.handler.__name__,
+            "operationId": endpoint.name or endpoint.handler.__name__,
             "tags": list(endpoint.tags),
             "parameters": parameters,
             "responses": {
@@ -72,6 +80,8 @@ def openapi(title: str, version: str, endpoints: Sequence[Endpoint]) -> dict[str
                 schema["required"] = ["url"]
             operation["requestBody"] = {"content": {"application/json": {"schema": schema}}}
         paths.setdefault(path, {})[endpoint.method.lower()] = operation
+    for path, item in (more or {}).items():
+        paths.setdefault(path, {}).update(item)
     return {
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},

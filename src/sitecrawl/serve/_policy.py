@@ -2,19 +2,35 @@
 allows (a scope that would leave them for hosts it does not allow is refused too), and only
 what this machine can run (Markdown needs its extra, rendering a browser): each refused when
 the crawl is asked for, naming why. Redirects, links and addresses then follow the crawl's
-own scope and address rules, as on the command line."""
+own scope and address rules, as on the command line.
+
+With private targets refused (``--no-allow-private-targets``, the default on an address other
+than loopback), a start URL whose host is or resolves to a loopback, private or link-local
+address is refused too (:func:`refused_target`; the fetcher's classes, so one definition),
+and so is ``allow_private_redirects`` (which would let a public start lead there)."""
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
-from collections.abc import Mapping
+import socket
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from .._config import CrawlConfig
 from .._exceptions import ConfigError
 from ..control import CrawlScope
+from ..fetch import CLASS_NAMES, PUBLIC, address_class
 from ._options import OptionError, config_from_options, with_cli_defaults
+
+#: ``guard(url, options)``: what refuses a crawl of ``url`` with ``options`` (None: nothing),
+#: awaited (:func:`refused_target`).
+TargetGuard = Callable[[Any, Mapping[str, Any]], Awaitable["OptionError | None"]]
+#: Options that, given, would let a crawl reach private addresses: refused with them.
+_WIDENING = ("allow_private_redirects",)
+#: Options whose URL the server connects to besides the start URL (a monitor's webhook).
+_REACHED = ("proxy", "webhook")
 
 
 class HostNotAllowed(ConfigError):
@@ -73,3 +89,46 @@ def checked_config(
                     f"scope {config.scope_kind} reaches hosts --allow-hosts does not allow"
                 )
     return config
+
+
+async def private_target(url: str) -> str | None:
+    """Why ``url`` may not be crawled with private targets refused: its host is, or resolves
+    to, a loopback, private or link-local address (any of its addresses). None when every
+    address is public, and for what is refused or failed elsewhere (not an http(s) URL with a
+    host: :func:`host_allowed`; a name that does not resolve: the crawl's own DNS error)."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError):
+        return None
+    for *_, address in found:
+        kind = address_class(str(address[0]))
+        if kind != PUBLIC:
+            shown = host if str(address[0]) == host.strip("[]") else f"{host} ({address[0]})"
+            return (
+                f"{shown} is a {CLASS_NAMES[kind]} address, not crawled for API callers"
+                " on this server (--allow-private-targets)"
+            )
+    return None
+
+
+async def refused_target(url: Any, options: Mapping[str, Any]) -> OptionError | None:
+    """What refuses a crawl of ``url`` with ``options`` when private targets are refused
+    (an :class:`OptionError` naming ``url``, ``proxy``, a monitor's ``webhook`` or
+    ``allow_private_redirects``), or None."""
+    for name in _WIDENING:
+        if options.get(name):
+            return OptionError(name, "not allowed on this server (--allow-private-targets)")
+    named = [("url", url), *((name, options.get(name)) for name in _REACHED)]
+    for name, value in named:
+        if isinstance(value, str):
+            why = await private_target(value)
+            if why is not None:
+                return OptionError(name, why)
+    return None
