@@ -27,17 +27,22 @@ def wacz_entry(page: Page) -> tuple[str, str | None] | None:
     return (page.final_url or page.url, page.title) if listed(page) else None
 
 
+def _series(path: str) -> tuple[str, str, str]:
+    """The archive ``path``'s folder, its name without the suffix (a regex, escaped) and
+    its suffix as written; ValueError for a name that is not an archive's."""
+    ext = next((s for s in ARCHIVE_SUFFIXES if path.lower().endswith(s)), None)
+    if ext is None:
+        raise ValueError(f"not a WARC file name: {path!r}")
+    directory = os.path.dirname(os.path.abspath(path))
+    return directory, re.escape(os.path.basename(path[: -len(ext)])), path[-len(ext) :]
+
+
 def recover_workers(path: str) -> list[str]:
     """Close the segments that killed workers left open in the series of ``path`` and its
     workers' (cut after their last whole record, :func:`~._warc_files.recover`): a worker's
     name holds its process id, so no later run of it would. Returns the paths put in place."""
-    lower = path.lower()
-    ext = next((suffix for suffix in ARCHIVE_SUFFIXES if lower.endswith(suffix)), None)
-    if ext is None:
-        raise ValueError(f"not a WARC file name: {path!r}")
-    directory = os.path.dirname(os.path.abspath(path))
-    stem = re.escape(os.path.basename(path[: len(path) - len(ext)]))
-    suffix = re.escape(path[len(path) - len(ext) :])
+    directory, stem, ext = _series(path)
+    suffix = re.escape(ext)
     pattern = re.compile(
         rf"\.({stem}(?:-[A-Za-z0-9.-]+?)?)(?:-\d{{5,}})?{suffix}{re.escape(OPEN_MARK)}\d+"
     )
@@ -48,19 +53,14 @@ def recover_workers(path: str) -> list[str]:
     series = {match[1] for name in names if (match := pattern.fullmatch(name))}
     recovered: list[str] = []
     for base in sorted(series):
-        recovered += recover(Segments(os.path.join(directory, base + path[len(path) - len(ext) :])))
+        recovered += recover(Segments(os.path.join(directory, base + ext)))
     return recovered
 
 
 def series_segments(path: str) -> list[str]:
     """The closed segments of the archive ``path`` and of its workers' series, by name."""
-    lower = path.lower()
-    ext = next((suffix for suffix in ARCHIVE_SUFFIXES if lower.endswith(suffix)), None)
-    if ext is None:
-        raise ValueError(f"not a WARC file name: {path!r}")
-    directory = os.path.dirname(os.path.abspath(path))
-    stem = re.escape(os.path.basename(path[: len(path) - len(ext)]))
-    pattern = re.compile(rf"{stem}(?:-[A-Za-z0-9.-]+)?{re.escape(path[len(path) - len(ext) :])}")
+    directory, stem, ext = _series(path)
+    pattern = re.compile(rf"{stem}(?:-[A-Za-z0-9.-]+)?{re.escape(ext)}")
     try:
         names = sorted(os.listdir(directory))
     except OSError:

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from .._json import dumps
 from .._models import Page
 from .._version import __version__
-from ._atomic import Replacement
+from ._atomic import replacing
 from ._warc import ArchiveSink, WarcArchive
 
 WACZ_VERSION = "1.1.1"
@@ -164,14 +164,8 @@ def write_package(
 ) -> None:
     """The WACZ ``path``, whole or not at all: the WARC ``segments`` (names unique), their
     index ``lines``, the ``pages`` lines."""
-    replacement = Replacement(path)
-    try:
-        with zipfile.ZipFile(replacement.temp, "w", allowZip64=True) as package:
-            _package(package, segments, lines, pages, title, main)
-        replacement.commit()
-    except BaseException:
-        replacement.discard()
-        raise
+    with replacing(path) as temp, zipfile.ZipFile(temp, "w", allowZip64=True) as package:
+        _package(package, segments, lines, pages, title, main)
 
 
 def _package(
