@@ -322,6 +322,27 @@ def test_index_keys_are_the_surt_package_s(url: str) -> None:
     assert surt_key(url) == surt.surt(url)
 
 
+TARGET_CASES = [
+    ("http://a/", "/"),
+    ("http://a", "/"),
+    ("http://a?x=1", "/?x=1"),
+    ("http://a#f", "/"),
+    ("http://a#/x?y", "/"),
+    ("http://a/b/c?d=e#f?g", "/b/c?d=e"),
+    ("https://u:p@a:81/x?y=/z", "/x?y=/z"),
+    ("http://a?q=/x/y", "/?q=/x/y"),
+    ("http://a/?", "/?"),  # the empty query as aiohttp sends it (urlsplit drops it)
+    ("http://[::1]:8080/p;q?r", "/p;q?r"),
+]
+
+
+@pytest.mark.parametrize(("url", "target"), TARGET_CASES)
+def test_the_request_record_names_the_target_sent(url: str, target: str) -> None:
+    from sitecrawl.sinks._warc_records import request_target
+
+    assert request_target(url) == target
+
+
 def test_without_warcio_the_error_names_the_extra(archive_site: Any, tmp_path: Path) -> None:
     site, _, seen = archive_site
     script = (
