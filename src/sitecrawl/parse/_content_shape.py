@@ -50,9 +50,20 @@ def reshape(tree: lxml.html.HtmlElement) -> None:
     body = tree.find("body")
     if body is None:
         return
-    join_split_body(body)
+    named = body_named(body)
+    join_split_body(body, named)
     drop_nested_articles(body)
-    plain_body_names(body)
+    plain_body_names(body, named)
+
+
+def body_named(body: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The blocks of ``body`` that a class names as the article's text, in document order
+    (one pass over the page for both steps that need them)."""
+    return [
+        element
+        for element in body.iter(*_BLOCKS)
+        if (names := element.get("class")) and BODY_NAME.search(names)
+    ]
 
 
 def _paragraphs(element: lxml.html.HtmlElement) -> int:
@@ -67,17 +78,16 @@ def _common_ancestor(elements: list[lxml.html.HtmlElement]) -> lxml.html.HtmlEle
     return ancestors[0] if ancestors else None
 
 
-def join_split_body(body: lxml.html.HtmlElement) -> int:
+def join_split_body(
+    body: lxml.html.HtmlElement, named: list[lxml.html.HtmlElement] | None = None
+) -> int:
     """Name the nearest common ancestor of a split article body's pieces as the body (its
     class becomes the pieces' body-naming classes), so that trafilatura takes all the pieces
     in their order, with what sits between them for its own rules to judge; only when the
     pieces hold most of that ancestor's text. Returns how many bodies were joined."""
     groups: dict[tuple[str, str], list[lxml.html.HtmlElement]] = {}
-    for element in body.iter(*_BLOCKS):
-        names = element.get("class")
-        if not names or not BODY_NAME.search(names):
-            continue
-        key = " ".join(names.lower().split())
+    for element in body_named(body) if named is None else named:
+        key = " ".join((element.get("class") or "").lower().split())
         if not is_boilerplate(key):
             groups.setdefault((str(element.tag), key), []).append(element)
     joined = 0
@@ -125,18 +135,21 @@ def drop_nested_articles(body: lxml.html.HtmlElement) -> int:
     return dropped
 
 
-def plain_body_names(body: lxml.html.HtmlElement) -> int:
+def plain_body_names(
+    body: lxml.html.HtmlElement, named: list[lxml.html.HtmlElement] | None = None
+) -> int:
     """Keep only the body-naming class tokens of each element named as the article's body
     that holds :data:`BODY_SHARE` of the page's text; returns how many were renamed."""
-    limit = BODY_SHARE * len(body.text_content())
+    limit = -1.0  # measured when first needed
     renamed = 0
-    for element in body.iter(*_BLOCKS):
-        names = element.get("class")
-        if not names or not BODY_NAME.search(names):
-            continue
-        tokens = names.split()
+    for element in body_named(body) if named is None else named:
+        tokens = (element.get("class") or "").split()
         kept = [t for t in tokens if BODY_NAME.search(t) or _HIDDEN.search(t)]
-        if len(kept) == len(tokens) or len(element.text_content()) < limit:
+        if len(kept) == len(tokens):
+            continue
+        if limit < 0:
+            limit = BODY_SHARE * len(body.text_content())
+        if len(element.text_content()) < limit:
             continue
         element.set("class", " ".join(kept))
         renamed += 1
