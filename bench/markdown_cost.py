@@ -6,7 +6,8 @@
 
 Steps, each timed in CPU time (``time.process_time``) on every page (after one warm-up pass):
 the crawl's own parse (``parse_body`` without Markdown: decode, scan, Lexbor, every field),
-lxml's parse of the page, our tree preparation, trafilatura's extraction, our XML -> HTML,
+lxml's parse of the page, our tree preparation, the boilerplate names and the page's shape
+(``parse/_content_shape.py``), trafilatura's extraction, our XML -> HTML,
 html-to-markdown, the zstd frame the stores keep (trafilatura's path, step by step); the
 shipped ``page_markdown`` whole (semantic pages take the fast path: ``parse/_content_fast.py``);
 then two alternatives for comparison:
@@ -32,6 +33,7 @@ from sitecrawl._pagecodec import pack
 from sitecrawl.parse._child import parse_body
 from sitecrawl.parse._content import page_markdown
 from sitecrawl.parse._content_boiler import strip_boilerplate
+from sitecrawl.parse._content_shape import reshape
 from sitecrawl.parse._content_tree import _HTML_OPTIONS, document, extract, prepare
 from sitecrawl.parse._content_xml import main_html, put_images
 
@@ -63,6 +65,7 @@ def one_page(body: bytes, url: str, times: dict[str, list[float]]) -> None:
     images: list[tuple[str, str, str]] = []
     timed("tree preparation", lambda: prepare(tree, url, images))
     timed("boilerplate by name", lambda: strip_boilerplate(tree))
+    timed("page shape (reshape)", lambda: reshape(tree))
     # as shipped: precision mode, the default mode again for a page it leaves near empty
     extracted = timed("trafilatura extraction", lambda: extract(tree))
     html = timed("XML -> HTML", lambda: put_images(main_html(extracted), images))

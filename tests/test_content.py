@@ -24,6 +24,7 @@ from sitecrawl.parse import _content_tree
 from sitecrawl.parse._content import page_markdown
 from sitecrawl.parse._content_boiler import is_boilerplate
 from sitecrawl.parse._content_fast import semantic_main
+from sitecrawl.parse._content_shape import join_split_body, plain_body_names
 
 URL = "https://example.org/docs/guide.html"
 
@@ -577,3 +578,125 @@ def test_a_div_an_iframe_or_two_articles_send_the_page_to_trafilatura(
     if old == new:
         page_html = page_html.replace("</main>", "</main><main><p>More</p></main>")
     assert semantic_main(lxml_html.document_fromstring(page_html)) is None
+
+
+# -- page shapes trafilatura loses the article on (parse/_content_shape.py) ------------------
+
+SENTENCES = (
+    "The council met on {n} to hear the harbour master's report on the winter storms.",
+    "Repairs to pier {n} will take most of the spring, the engineers told the members.",
+    "Fishing boats moored at berth {n} were moved inland before the second storm arrived.",
+    "The ferry company said route {n} would run a reduced timetable until the summer.",
+)
+
+
+def prose(label: str, sentences: int = 4) -> str:
+    """A paragraph of distinct sentences, each naming ``label`` (so a test can find it)."""
+    return " ".join(SENTENCES[i % 4].format(n=f"{label}-{i}") for i in range(sentences))
+
+
+def news_page(main: str) -> str:
+    return f"""<!doctype html><html><head><title>Harbour news</title></head><body>
+<header><nav><ul><li><a href="/">Home</a></li><li><a href="/news/">News</a></li>
+<li><a href="/sport/">Sport</a></li></ul></nav></header>
+<main>{main}</main>
+<footer><p>Copyright 2026 Harbour Post. All rights reserved.</p>
+<a href="/privacy">Privacy</a> <a href="/terms">Terms</a></footer></body></html>"""
+
+
+def test_fix_an_article_body_split_by_ads_is_kept_whole() -> None:
+    """A body cut in pieces of the same class with ad rails between them: trafilatura 2.3.1
+    takes the first ``article__body`` and loses the second (its paragraphs b1, b2)."""
+    pieces = [
+        "".join(f"<p>{prose(label)}</p>" for label in labels)
+        for labels in (["a1", "a2", "a3"], ["b1", "b2"])
+    ]
+    md = page_markdown(
+        news_page(
+            f"""<article class="article main-content"><h1>Storm repairs begin</h1>
+<div class="article__chunks">
+<div class="grid"><div class="body article__body grid-layout__content">{pieces[0]}</div>
+  <div class="grid-layout__aside"><div class="ad">Advertisement</div></div></div>
+<div class="grid"><div class="body article__body grid-layout__content">{pieces[1]}</div>
+  <div class="grid-layout__aside"><div class="ad">Advertisement</div></div></div>
+</div></article>"""
+        ),
+        URL,
+    )
+    for label in ("a1", "a3", "b1", "b2"):
+        assert f"pier {label}-1 will take" in md
+    assert md.index("pier a3-1") < md.index("pier b1-1")  # in the page's order
+    assert "Advertisement" not in md
+
+
+def test_fix_articles_nested_in_an_article_are_related_posts_not_its_text() -> None:
+    """A blog post beside an ``<article>`` of related posts, each an ``<article>`` (the HTML
+    standard's nesting): readability, which trafilatura 2.3.1 consults, takes the longer list
+    of related posts for the post."""
+    related = "".join(
+        f"""<article class="post type-post"><h2><a href="/posts/{n}">Post {n}</a></h2>
+<p>{prose(f"r{n}", 5)}</p></article>"""
+        for n in range(6)
+    )
+    md = page_markdown(
+        news_page(
+            f"""<article class="post-full type-post"><h1>Only the storm</h1>
+<p>{prose("own", 6)}</p></article>
+<article class="post-list type-post">{related}</article>"""
+        ),
+        URL,
+    )
+    assert "pier own-1 will take" in md
+    for n in range(6):
+        assert f"r{n}-1" not in md
+
+
+def test_a_feed_wrapped_in_one_article_keeps_its_posts() -> None:
+    """The nested-articles rule needs the page's article elsewhere: a feed of posts wrapped
+    in one ``<article>``, and nothing else, is the page's content."""
+    posts = "".join(
+        f"<article><h2>Post {n}</h2><p>{prose(f'f{n}', 5)}</p></article>" for n in range(4)
+    )
+    md = page_markdown(news_page(f'<article class="feed">{posts}</article>'), URL)
+    for n in range(4):
+        assert f"pier f{n}-1 will take" in md
+
+
+def test_fix_an_article_body_whose_other_classes_trafilatura_discards_is_kept() -> None:
+    """trafilatura 2.3.1's discard rules match parts of the whole class value: ``bar`` in
+    ``harbour-bar-article-wrap`` drops the article body inside the article it chose by its
+    id, with the page's navigation bars; its precision mode is left with the standfirst."""
+    body = "".join(f"<p>{prose(label)}</p>" for label in ("c1", "c2", "c3"))
+    md = page_markdown(
+        news_page(
+            f"""<article class="article" id="article-contents">
+<div class="article-head"><h1>Storm repairs begin</h1><p>{prose("s1", 5)}</p></div>
+<div class="article__body harbour-bar-article-wrap">{body}
+<p><strong>Write to</strong> the newsroom at news@example.org</p></div></article>"""
+        ),
+        URL,
+    )
+    for label in ("s1", "c1", "c2", "c3"):
+        assert f"pier {label}-1 will take" in md
+
+
+def test_only_the_body_naming_and_hiding_classes_stay_on_a_body() -> None:
+    tree = lxml_html.document_fromstring(
+        f"""<html><body><div class="article-body menu-wrap is-hidden">{prose("h")}</div>
+<div class="sidebar post-content">short</div><p>{prose("x", 2)}</p></body></html>"""
+    )
+    assert plain_body_names(tree.body) == 1
+    assert tree.body[0].get("class") == "article-body is-hidden"
+    assert tree.body[1].get("class") == "sidebar post-content"  # under a tenth of the text
+
+
+def test_a_list_of_teasers_under_one_class_is_not_an_article_in_pieces() -> None:
+    teasers = "".join(
+        f'<div class="post-content"><h3>Post {n}</h3><p>{prose(f"t{n}", 1)}</p></div>'
+        for n in range(5)
+    )
+    tree = lxml_html.document_fromstring(
+        f"<html><body><div class='teasers'>{teasers}</div></body></html>"
+    )
+    assert join_split_body(tree.body) == 0
+    assert tree.body[0].get("class") == "teasers"

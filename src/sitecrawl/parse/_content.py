@@ -2,8 +2,9 @@
 
 ``scope="main"`` is the main content: a semantic page's one ``<main>`` or ``<article>``
 (:mod:`._content_fast`), else what trafilatura chooses (the best word-shingle F1 of the
-extractors measured, ``bench/RESULTS.md`` sections 17 and 29; boilerplate named by class or id
-out first, :mod:`._content_boiler`); our layer fixes the tree (:mod:`._content_tree`: URLs,
+extractors measured, ``bench/RESULTS.md`` sections 17, 29 and 34; boilerplate named by class or
+id out first, :mod:`._content_boiler`, and page shapes it loses the article on mended,
+:mod:`._content_shape`); our layer fixes the tree (:mod:`._content_tree`: URLs,
 code languages, quotes, ordered lists) and html-to-markdown writes the Markdown.
 ``scope="full"`` is the whole page the same way, without the choosing. Both libraries are
 the ``markdown`` extra, imported on the first call.

@@ -21,8 +21,10 @@ Pure steps over lxml trees, each fixing what a library would get wrong on its ow
 * :func:`full_html` is the whole page with scripts, styles and templates out.
 * A semantic page (:func:`~._content_fast.semantic_main`) skips trafilatura: its main
   element, prepared, goes to the converter (:func:`~._content_fast.main_content`); any other
-  page loses its boilerplate-named elements (:func:`~._content_boiler.strip_boilerplate`) and
-  goes through :func:`extract` (trafilatura, precision mode first).
+  page loses its boilerplate-named elements (:func:`~._content_boiler.strip_boilerplate`),
+  has its shape mended where trafilatura would lose the article (:func:`~._content_shape.reshape`:
+  a body cut in pieces, nested related articles, body classes that trafilatura's discard rules
+  match) and goes through :func:`extract` (trafilatura, precision mode first).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .._exceptions import ParseError
 from .._urls import join
 from ._content_boiler import strip_boilerplate
 from ._content_fast import main_content, semantic_main
+from ._content_shape import reshape
 from ._content_xml import LANGUAGE_CLASS, code_text, main_html, put_images
 
 #: Not languages: the generic classes highlighters put beside one.
@@ -304,6 +307,7 @@ def convert(text: str, url: str, scope: str) -> str:
         images: list[tuple[str, str, str]] | None = None if "\u27e6" in text else []
         prepare(tree, url, images)
         strip_boilerplate(tree)
+        reshape(tree)
         body = extract(tree, include_images=images is None)
         if body is None:
             return ""
