@@ -142,6 +142,13 @@ FEATURE_MODULES = {
     "starlette": "the server",
     "mcp": "the MCP tools",
     "fastwarc": "WARC output",
+    # a run registers only its own command's options (RESULTS §37: a third of the start-up)
+    "sitecrawl._cli._serve": "the serve command",
+    "sitecrawl.serve": "the server's options",
+    "sitecrawl._cli._mcp": "the mcp command",
+    "sitecrawl._cli._screenshot": "the screenshot command",
+    "sitecrawl._cli._check": "the check command",
+    "sitecrawl.sinks._warc_records": "WARC records (the check that warcio is there)",
 }
 
 

@@ -10,11 +10,11 @@ only what its caller reads, and optional dependencies stay unimported."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 #: One re-export of a stub: ``from .module import name as name`` (ruff keeps one a line).
@@ -42,7 +42,9 @@ def lazy_face(
     """``(table, __all__, __getattr__)`` of the package whose ``__init__.py`` is
     ``init_file``, read from the stub beside it: ``table`` maps each re-exported name to its
     module, ``__all__`` lists them in ruff's order (constants, classes, the rest)."""
-    stub = Path(init_file).with_suffix(".pyi").read_text(encoding="utf-8")
+    # (os.path, not pathlib: a parser process would import pathlib for this alone)
+    with open(os.path.splitext(init_file)[0] + ".pyi", encoding="utf-8") as file:
+        stub = file.read()
     table: dict[str, str] = {}
     for module, name, alias in _REEXPORT.findall(stub):
         if alias != name:

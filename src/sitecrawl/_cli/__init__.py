@@ -4,10 +4,11 @@ Exit codes: 0 done; 1 fatal (the start page could not be crawled, the disk is fu
 usage or a state file that cannot be used; 130 stopped by Ctrl-C, 143 by SIGTERM (what was
 crawled is still written); 141 the reader of stdout went away (quietly: :mod:`._ends`).
 
-Each command is one module with ``add_command(commands)``, which registers its subparser and
-sets ``handler`` (``args -> exit code``). Modules import their heavy dependencies inside the
-handler, so ``sitecrawl --help`` stays fast; this module imports only :mod:`._signals` before
-the stop signals are handled (:func:`main`).
+Each command is one module, ``_<command>``, with ``add_command(commands)``, which registers its
+subparser and sets ``handler`` (``args -> exit code``); a run registers only its own command.
+Modules import their heavy dependencies inside the handler, so ``sitecrawl --help`` stays
+fast; this module imports only :mod:`._signals` before the stop signals are handled
+(:func:`main`).
 """
 
 from __future__ import annotations
@@ -22,46 +23,41 @@ if TYPE_CHECKING:
     from ._common import Parser
 
 
-def build_parser() -> Parser:
+#: The commands, in the order ``--help`` lists them: each is the module ``_<name>``.
+COMMANDS = (
+    "crawl",
+    "worker",
+    "status",
+    "export",
+    "check",
+    "report",
+    "sitemap",
+    "explain",
+    "extract",
+    "diff",
+    "serve",
+    "mcp",
+    "markdown",
+    "screenshot",
+)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> Parser:
+    """The command line's parser. With ``argv`` naming a command first, only that command
+    is registered: building every command's options (the settings walk, for most of them)
+    was a third of a crawl's start-up; ``sitecrawl --help``, ``--version`` and a mistyped
+    command get them all."""
+    import importlib
+
     from .._version import __version__
-    from . import (
-        _check,
-        _crawl,
-        _diff,
-        _explain,
-        _export,
-        _extract,
-        _markdown,
-        _mcp,
-        _report,
-        _screenshot,
-        _serve,
-        _sitemap,
-        _status,
-        _worker,
-    )
     from ._common import Parser
 
     parser = Parser(prog="sitecrawl", description="A fast, polite, concurrent web crawler.")
     parser.add_argument("--version", action="version", version=f"sitecrawl {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (
-        _crawl,
-        _worker,
-        _status,
-        _export,
-        _check,
-        _report,
-        _sitemap,
-        _explain,
-        _extract,
-        _diff,
-        _serve,
-        _mcp,
-    ):
-        command.add_command(commands)
-    _markdown.add_command(commands)
-    _screenshot.add_command(commands)
+    named = argv[0] if argv else None
+    for name in (named,) if named in COMMANDS else COMMANDS:
+        importlib.import_module(f"{__name__}._{name}").add_command(commands)
     return parser
 
 
@@ -93,7 +89,8 @@ def _main(argv: Sequence[str] | None) -> int:
         from ._common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
         try:
-            args = build_parser().parse_args(argv)
+            argv = sys.argv[1:] if argv is None else argv
+            args = build_parser(argv).parse_args(argv)
         except UsageError as exc:
             message = printable(str(exc))
             print(f"sitecrawl: error: {message} (see sitecrawl --help)", file=sys.stderr)

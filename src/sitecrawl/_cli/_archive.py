@@ -75,7 +75,7 @@ def check_archives(paths: Sequence[str], *, redis: bool = False) -> None:
     archive output without warcio (naming the extra), or a WACZ of a crawl in Redis (each
     worker writes its WARC segments; ``export --warc`` gathers them into one WACZ)."""
     from .._exceptions import MissingExtra
-    from ..sinks import import_warcio, is_archive
+    from ..sinks import is_archive
 
     for path in paths:
         if not is_archive(path):
@@ -86,6 +86,8 @@ def check_archives(paths: Sequence[str], *, redis: bool = False) -> None:
                 " worker); gather it with: sitecrawl export --redis URL --crawl-id ID"
                 " --warc site.warc.gz -o site.wacz"
             )
+        from ..sinks import import_warcio  # (its module: only a crawl that archives)
+
         try:
             import_warcio()
         except MissingExtra as exc:

@@ -12,7 +12,6 @@ the ``markdown`` extra, imported on the first call.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from typing import Literal
 
@@ -39,11 +38,17 @@ def require_markdown() -> None:
     crawl with ``markdown=True`` asks before it starts; its parser processes import them)."""
     for name in _MODULES:
         try:
-            found = sys.modules[name] if name in sys.modules else importlib.util.find_spec(name)
+            found = sys.modules[name] if name in sys.modules else _find_spec(name)
         except (ImportError, ValueError):
             found = None
         if found is None:
             raise _missing(f"no module {name}")
+
+
+def _find_spec(name: str) -> object:
+    from importlib.util import find_spec  # (only a crawl asking for Markdown pays its import)
+
+    return find_spec(name)
 
 
 def page_markdown(html: str | bytes, url: str, *, scope: Scope = "main") -> str:
