@@ -62,11 +62,13 @@ def _wire(docs: list[tuple[bytes, str]], anchors: bool) -> None:
     serve(jobs, answers)  # type: ignore[arg-type]
     answers.seek(0)
     copied = getattr(_pagejob, "EXTRACTED_FIELDS", None)  # a checkout from before issue 29
+    from_wire = hasattr(Extracted, "from_wire")
     while header := answers.read(LENGTH.size):
         answer = marshal.loads(answers.read(LENGTH.unpack(header)[0]))
         if not isinstance(answer, tuple):
             continue  # the ready frame
-        data = Extracted(*answer)
+        # (a checkout from before section 28 sent the attributes as they are)
+        data = Extracted.from_wire(answer) if from_wire else Extracted(*answer)
         page = Page(url="http://127.0.0.1:8088/")
         if copied is not None:
             for name in copied:

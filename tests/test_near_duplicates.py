@@ -216,7 +216,7 @@ def test_parser_processes_are_told_the_setting(serve: ServeFn) -> None:
 
     for flag in (True, False):
         frame = setup_frame(False, None, near_duplicates=flag)
-        assert read_setup(io.BytesIO(frame)) == (False, None, None, False, flag)
+        assert read_setup(io.BytesIO(frame)) == (False, None, None, False, flag, False)
     # With an extraction rule every page is parsed in a parser process.
     site = serve(seo_app())
     argv = ["crawl", site.url, "--near-duplicates", "-x", "t=css:title", "-q", "--state", "x.db"]

@@ -289,7 +289,7 @@ def test_a_crawl_without_the_setting_reads_none(serve: ServeFn, tmp_path: Path) 
 def test_parser_processes_are_told_the_setting(serve: ServeFn, tmp_path: Path) -> None:
     for flag in (True, False):
         frame = setup_frame(False, None, structured_data=flag)
-        assert read_setup(io.BytesIO(frame)) == (False, None, None, flag, False)
+        assert read_setup(io.BytesIO(frame)) == (False, None, None, flag, False, False)
     # With an extraction rule every page is parsed in a parser process.
     site = serve(structured_app())
     argv = ["crawl", site.url, "--structured-data", "-x", "t=css:title", "-q", "--no-state"]

@@ -438,16 +438,17 @@ class CrawlConfig:
         ),
         group="content",
     )
-    #: With a web archive output, also fetch each page's requisites in scope (images,
-    #: stylesheets, scripts, icons: :mod:`sitecrawl.fetch._assets`), politely, archived only:
-    #: not parsed, not page rows. Without a recorder (an archive), nothing is fetched.
+    #: With a web archive output, also fetch each page's requisites in scope (images, srcset,
+    #: stylesheets and what their CSS names, scripts: :mod:`sitecrawl.fetch._assets`), archived
+    #: only: not followed, not page rows. Without a recorder (an archive), nothing is fetched.
     archive_assets: bool = setting(
         False,
         flag(
             "--archive-assets",
             kind="true",
-            help="with -o .warc.gz/.wacz: also archive each page's images, stylesheets, scripts"
-            " and icons in scope (robots.txt and the host's delay obeyed; not parsed, no rows)",
+            help="with -o .warc.gz/.wacz: also archive each page's images (srcset too),"
+            " stylesheets and what their CSS names (fonts, backgrounds, @import), scripts and"
+            " icons in scope (robots.txt and the host's delay obeyed; not followed, no rows)",
         ),
         group="content",
     )

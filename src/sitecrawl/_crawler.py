@@ -135,6 +135,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
             markdown=config.markdown_scope if config.markdown else None,
             structured_data=config.structured_data,
             near_duplicates=config.near_duplicates,
+            requisites=assets,
         )
         self._resources = contextlib.AsyncExitStack()
         # Credentials go to the start URLs' scope: not where a start URL redirects off-site.
@@ -342,7 +343,7 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
         previous = None
         if self.config.politeness.revalidate:
             previous = await self.frontier.previous_page(request.key)
-        page, links = await self._job.run(request, previous)
+        page, links, requisites = await self._job.run(request, previous)
         page.in_sitemap = request.key in self._sitemap_keys
         if alternates := self._sitemap_keys.get(request.key):  # the sitemap's hreflang
             page.hreflang = merge_alternates(page.hreflang, alternates)
@@ -359,8 +360,8 @@ class AsyncCrawler(CourseAPI, CrawlDriver):
                 queue += batch
             elif batch and await self.frontier.add(batch):
                 self._notify()
-        if self._requisites is not None and page.links:  # archived before the page is done
-            await self._requisites.fetch(page.links)
+        if self._requisites is not None:  # archived before the page is done
+            await self._requisites.fetch(page.links, requisites)
         await self._record(request, page)
         return page
 

@@ -251,10 +251,14 @@ class PageJob:
             raise result
         return result
 
-    async def run(self, request: Request, previous: Page | None = None) -> tuple[Page, list[str]]:
-        """The page of ``request`` and the links to follow from it. ``previous``, the record
-        of an earlier crawl, makes the request conditional on its validators: a ``304`` gives
-        that record back, ``revalidated``, with its links."""
+    async def run(
+        self, request: Request, previous: Page | None = None
+    ) -> tuple[Page, list[str], list[str]]:
+        """The page of ``request``, the links to follow from it, and what the page makes a
+        browser load that its links do not name (the parser's
+        :attr:`~sitecrawl.parse.Extracted.requisites`: only with ``--archive-assets``).
+        ``previous``, the record of an earlier crawl, makes the request conditional on its
+        validators: a ``304`` gives that record back, ``revalidated``, with its links."""
         page = Page(url=request.url, depth=request.depth, attempts=0)
         # A start or list URL (depth 0) is fetched wherever it redirects.
         trail = self.trail(request.url, anywhere=request.depth == 0)
@@ -268,12 +272,13 @@ class PageJob:
             page.redirects = trail.hops
             if trail.hops:
                 page.final_url = trail.current
-            return page, []
+            return page, [], []
         page.redirects = trail.hops
         page.attempts = trail.attempts
         if previous is not None and conditions and result.status == 304 and not trail.hops:
-            return self._reuse(previous, page, result)
-        return page, await self._fill(page, result)
+            return *self._reuse(previous, page, result), []
+        requisites: list[str] = []
+        return page, await self._fill(page, result, requisites), requisites
 
     def _reuse(self, previous: Page, page: Page, response: Response) -> tuple[Page, list[str]]:
         """The previous record, revalidated by a ``304``, and the links it followed."""
@@ -304,8 +309,9 @@ class PageJob:
         ]
         return page, list(dict.fromkeys(links))
 
-    async def _fill(self, page: Page, response: Response) -> list[str]:
-        """Copy the response into the page record; return the links to follow."""
+    async def _fill(self, page: Page, response: Response, requisites: list[str]) -> list[str]:
+        """Copy the response into the page record; return the links to follow (and put the
+        parser's requisites in ``requisites``)."""
         page.final_url = response.url
         page.status = response.status
         page.content_type = response.content_type
@@ -331,6 +337,7 @@ class PageJob:
             data = await self.render(page, response, data)
         for name, value in data.fields.items():  # the record's fields the parser filled
             setattr(page, name, value)
+        requisites += data.requisites
         if alternates := link_alternates(response.link, response.url):  # the Link header's
             page.hreflang = merge_alternates(page.hreflang, alternates)
         if data.unconverted:

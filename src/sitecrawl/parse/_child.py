@@ -62,14 +62,17 @@ def parse_body(
     markdown: Scope | None = None,
     structured_data: bool = False,
     near_duplicates: bool = False,
+    requisites: bool = False,
 ) -> Extracted:
     """Decode and parse one HTML body (runs in whichever process calls it); ``link_details``:
     also each link's text and rel (:attr:`Extracted.links`); ``markdown``: also the content
     as Markdown of that scope (the record's ``markdown`` field; a failure is
     :attr:`Extracted.markdown_error`); ``near_duplicates``: also the content's signature
     (``content_hash``, ``content_minhash``: of the Markdown when made, else of the body text
-    without boilerplate; :mod:`._signature`). Raises :class:`ParseError` for markup that would cost
-    the parser more than :data:`~._markup.BUDGET` (see :mod:`._markup`)."""
+    without boilerplate; :mod:`._signature`); ``requisites``: also what the page makes a
+    browser load that its links do not name (:attr:`Extracted.requisites`). Raises
+    :class:`ParseError` for markup that would cost the parser more than
+    :data:`~._markup.BUDGET` (see :mod:`._markup`)."""
     text = decode_html(body, charset)
     # The scan reads markup as ASCII bytes: UTF-16 and UTF-32 bodies (NULs) as UTF-8 again.
     reason = markup_reason(text.encode("utf-8", "replace") if b"\0" in body else body)
@@ -83,6 +86,7 @@ def parse_body(
         extraction=extraction,
         structured_data=structured_data,
         content_signature=near_duplicates and markdown is None,
+        requisites=requisites,
     )
     if markdown is not None:
         try:
@@ -107,12 +111,21 @@ def parse_or_error(
     markdown: Scope | None = None,
     structured_data: bool = False,
     near_duplicates: bool = False,
+    requisites: bool = False,
 ) -> Extracted:
     """:func:`parse_body`, with whatever the parser raises turned into :class:`ParseError`:
     one unreadable page is a record with an error, not the end of the crawl."""
     try:
         return parse_body(
-            body, charset, url, link_details, extraction, markdown, structured_data, near_duplicates
+            body,
+            charset,
+            url,
+            link_details,
+            extraction,
+            markdown,
+            structured_data,
+            near_duplicates,
+            requisites,
         )
     except ParseError:
         raise
@@ -150,9 +163,11 @@ def setup_frame(
     markdown: Scope | None = None,
     structured_data: bool = False,
     near_duplicates: bool = False,
+    requisites: bool = False,
 ) -> bytes:
     """The first frame a child reads: ``link_details``, the rules, the Markdown scope (None:
-    no Markdown), ``structured_data`` and ``near_duplicates``, as length-prefixed JSON."""
+    no Markdown), ``structured_data``, ``near_duplicates`` and ``requisites``, as
+    length-prefixed JSON."""
     rules = [rule.to_json() for rule in extraction.rules] if extraction else []
     setup = {
         "link_details": link_details,
@@ -160,6 +175,7 @@ def setup_frame(
         "markdown": markdown,
         "structured_data": structured_data,
         "near_duplicates": near_duplicates,
+        "requisites": requisites,
     }
     encoded = json.dumps(setup).encode()
     return LENGTH.pack(len(encoded)) + encoded
@@ -167,7 +183,7 @@ def setup_frame(
 
 def read_setup(
     stdin: BinaryIO,
-) -> tuple[bool, Extraction | None, Scope | None, bool, bool] | None:
+) -> tuple[bool, Extraction | None, Scope | None, bool, bool, bool] | None:
     """The setup written by :func:`setup_frame`; None when the parent closed the channel
     before (it was stopped while we started)."""
     header = stdin.read(LENGTH.size)
@@ -180,7 +196,9 @@ def read_setup(
     extraction = Extraction(rules) if rules else None
     structured_data = bool(setup.get("structured_data"))
     near_duplicates = bool(setup.get("near_duplicates"))
-    return bool(setup["link_details"]), extraction, markdown, structured_data, near_duplicates
+    requisites = bool(setup.get("requisites"))
+    link_details = bool(setup["link_details"])
+    return link_details, extraction, markdown, structured_data, near_duplicates, requisites
 
 
 def _write(stdout: BinaryIO, answer: bytes) -> None:
@@ -193,7 +211,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     the parent closes the pipe."""
     if (setup := read_setup(stdin)) is None:
         return
-    link_details, extraction, markdown, structured_data, near_duplicates = setup
+    link_details, extraction, markdown, structured_data, near_duplicates, requisites = setup
     if markdown is not None:  # the converters imported before the child says it is ready
         with contextlib.suppress(ImportError):  # (the parent checked; else: each page says)
             from . import _content_tree  # noqa: F401
@@ -215,6 +233,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
                     markdown,
                     structured_data,
                     near_duplicates,
+                    requisites,
                 )
                 answer = marshal.dumps(data.wire())
         except ParseError as exc:

@@ -45,6 +45,10 @@ class Extracted:
     #: (``CrawlConfig.markdown``; made, it is ``fields["markdown"]``): the record keeps the
     #: other fields, with a ``parse`` error.
     markdown_error: str | None = None
+    #: What the page makes a browser load that its links do not name (srcset candidates,
+    #: inline CSS ``url()``): filled only when asked for (``--archive-assets``;
+    #: :func:`~._requisites.page_requisites`).
+    requisites: list[str] = field(default_factory=list)
 
     def wire(self) -> tuple[Any, ...]:
         """What crosses the parser processes' ``marshal`` pipe (:meth:`from_wire` reads it):
@@ -65,6 +69,7 @@ class Extracted:
             self.robots_meta,
             self.unconverted,
             self.markdown_error,
+            self.requisites,
         )
 
     @classmethod
@@ -105,6 +110,7 @@ def parse_html(
     extraction: Extraction | None = None,
     structured_data: bool = False,
     content_signature: bool = False,
+    requisites: bool = False,
 ) -> Extracted:
     """Parse a document once and extract every field; URLs come back absolute, resolved
     against ``<base href>`` when present, fragments dropped, non-http(s) links skipped.
@@ -115,7 +121,8 @@ def parse_html(
     link check), from the same tree; ``extraction`` runs its rules on the tree too, and
     ``structured_data`` reads its JSON-LD, Microdata and RDFa items (:mod:`._structured`);
     ``content_signature`` signs the body's text without boilerplate (:func:`_content_text`)
-    for the near-duplicate audit (``content_hash``, ``content_minhash``)."""
+    for the near-duplicate audit (``content_hash``, ``content_minhash``); ``requisites``
+    fills :attr:`Extracted.requisites` (:mod:`._requisites`)."""
     tree = LexborHTMLParser(html)
     head = _Head.read(tree.head)
     base = page_url
@@ -164,6 +171,10 @@ def parse_html(
         links += [(url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url]
         links += _resource_links(tree, base, joins)
         fields["links"] = links
+    if requisites:  # (its module only when asked for: --archive-assets)
+        from ._requisites import page_requisites
+
+        data.requisites = page_requisites(tree, base, joins)
     # Before the word count, which strips scripts (JSON-LD) from the tree.
     if structured_data:  # (its module, ~55 M instructions to import, only when asked for)
         from ._structured import structured_data as read_structured_data

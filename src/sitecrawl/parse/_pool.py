@@ -75,6 +75,7 @@ class Parser:
         isolated: bool = False,
         structured_data: bool = False,
         near_duplicates: bool = False,
+        requisites: bool = False,
     ) -> None:
         self.processes = processes
         self.deadline = deadline  # seconds a child may spend on one page
@@ -89,6 +90,8 @@ class Parser:
         self.structured_data = structured_data
         #: Fill ``content_hash`` and ``content_minhash`` (``CrawlConfig.near_duplicates``).
         self.near_duplicates = near_duplicates
+        #: Fill :attr:`Extracted.requisites` (``CrawlConfig.archive_assets``, with an archive).
+        self.requisites = requisites
         #: Pages a child may have waiting before the event loop parses the next one itself.
         #: Fetching costs the loop less than parsing costs a child, so without this the loop
         #: idles while its child is the bottleneck; with it, both cores stay busy.
@@ -161,6 +164,7 @@ class Parser:
                 self.markdown,
                 self.structured_data,
                 self.near_duplicates,
+                self.requisites,
             )
         )
         try:
@@ -269,6 +273,7 @@ class Parser:
             self.markdown,
             self.structured_data,
             self.near_duplicates,
+            self.requisites,
         )
 
     async def _parse_in_child(

@@ -205,6 +205,7 @@ async def spawn(
     markdown: Scope | None = None,
     structured_data: bool = False,
     near_duplicates: bool = False,
+    requisites: bool = False,
 ) -> ParserProcess:
     jobs_child, jobs_loop = jobs_channel()
     answers_child, answers_loop = answers_channel()
@@ -241,5 +242,8 @@ async def spawn(
     )
     jobs = asyncio.StreamWriter(transport, protocol, None, loop)
     # Read first; the jobs queue behind it.
-    jobs.write(setup_frame(link_details, extraction, markdown, structured_data, near_duplicates))
+    setup = setup_frame(
+        link_details, extraction, markdown, structured_data, near_duplicates, requisites
+    )
+    jobs.write(setup)
     return ParserProcess(process, jobs, (answers, reading), deadline, changed)
