@@ -9,8 +9,9 @@ so a breadth-first crawler has discovered ``1 + fanout * pages`` URLs by then.
 
     python bench/memory_bench.py --pages 10000 --fanout 100        # 1,000,001 URLs discovered
 
-Contenders: sitecrawl in memory (``--no-state``) and SQLite (``--state``) mode, and Scrapy
-(bench/scrapy_spider.py, stock settings: its scheduler and dupefilter live in memory).
+Contenders: sitecrawl in memory (``--no-state``) and SQLite (``--state``) mode, SQLite mode
+writing a WARC archive (``sqlite-warc``), and Scrapy (bench/scrapy_spider.py, stock settings:
+its scheduler and dupefilter live in memory).
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=10_000, help="pages to fetch (%(default)s)")
     ap.add_argument("--fanout", type=int, default=100, help="new links per page (%(default)s)")
     ap.add_argument("-c", "--concurrency", type=int, default=16)
-    ap.add_argument("--only", nargs="+", choices=["memory", "sqlite", "scrapy"])
+    ap.add_argument("--only", nargs="+", choices=["memory", "sqlite", "sqlite-warc", "scrapy"])
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json-out", type=Path, help="write every result (with samples) here")
     args = ap.parse_args()
@@ -147,6 +148,13 @@ def main() -> None:
         argv = {
             "memory": [*sitecrawl, *common, "-o", "-", "-q", "--no-state"],
             "sqlite": [*sitecrawl, *common, "-o", "-", "-q", "--state", str(state), "--fresh"],
+            # the WARC archive's own memory (issue 33: flat with the crawl's size)
+            "sqlite-warc": [
+                *sitecrawl,
+                *common,
+                *("-o", "-", "-q", "--state", str(state), "--fresh"),
+                *("-o", str(tmp / "million.warc.gz")),
+            ],
             "scrapy": [
                 args.python,
                 str(spider),
@@ -173,7 +181,8 @@ def main() -> None:
         )
         try:
             wait_for_server(port)
-            result = run(name, argv, port, args.fanout, state if name == "sqlite" else None)
+            stored = state if name.startswith("sqlite") else None
+            result = run(name, argv, port, args.fanout, stored)
         finally:
             server.terminate()
             server.wait(10)
