@@ -12,7 +12,8 @@ pages to the next one.
 Revisits: a ``304`` to the crawl's conditional request refers to the URL's last capture; a
 ``2xx`` body whose payload digest was archived before refers to that capture. What was
 captured is known from this run and from the archive's earlier segments (read once, when the
-archive is opened): about 200 bytes of memory per distinct URL and payload.
+archive is opened), kept in a temporary SQLite index (:mod:`._captures`): the archive's
+memory stays flat with the crawl's size.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .._json import dumps
 from .._models import Page
 from .._version import __version__
 from ._base import Sink
+from ._captures import CaptureIndex
 from ._warc_files import SegmentFile, Segments, recover
 from ._warc_records import Capture, RecordMaker, import_warcio, payload_digest
 
@@ -95,8 +97,7 @@ class WarcArchive:
         self._info = crawl_info(config)
         #: Segments put in place by this archive: the ones recovered, then this run's.
         self.written: list[str] = recover(self.segments)
-        self._urls: dict[str, Capture] = {}
-        self._digests: dict[str, Capture] = {}
+        self._captures = CaptureIndex()  # what revisits refer to, on disk (flat memory)
         if refer_back:  # reading them costs a second or so per 100 MB
             for _, name in self.segments.closed():
                 self._index(name)
@@ -128,10 +129,9 @@ class WarcArchive:
                         headers.get_header("WARC-Date"),
                         headers.get_header("WARC-Record-ID"),
                     )
-                    self._urls[capture.uri] = capture
                     digest = headers.get_header("WARC-Payload-Digest")
-                    if digest and not headers.get_header("WARC-Truncated"):
-                        self._digests.setdefault(digest, capture)
+                    whole = digest and not headers.get_header("WARC-Truncated")
+                    self._captures.note(capture.uri, capture, digest if whole else None)
         except (OSError, ValueError, EOFError, zlib.error, ArchiveLoadFailed):
             return  # not ours, or damaged: nothing to refer to there
 
@@ -142,11 +142,11 @@ class WarcArchive:
             for name in ("WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Refers-To")
         ]
         if all(refers):
-            self._urls[headers.get_header("WARC-Target-URI")] = Capture(*refers)
+            self._captures.note(headers.get_header("WARC-Target-URI"), Capture(*refers))
 
     def captured(self, url: str) -> Capture | None:
         """The last capture of ``url`` in this archive (None: not archived)."""
-        return self._urls.get(url)
+        return self._captures.by_url(url)
 
     @property
     def paths(self) -> list[str]:
@@ -227,19 +227,16 @@ class WarcArchive:
         whole = digest is not None and bool(body) and not exchange.truncated
         refers = None
         if exchange.status == 304:
-            refers = self._urls.get(exchange.url)
+            refers = self._captures.by_url(exchange.url)
         elif whole and 200 <= exchange.status < 300:
             assert digest is not None
-            refers = self._digests.get(digest)
+            refers = self._captures.by_digest(digest)
         records, record_id, date = self._maker.exchange(exchange, refers, digest)
         if refers is not None:  # a revisit: this URL's payload is that capture's
-            self._urls[exchange.url] = refers
+            self._captures.note(exchange.url, refers)
         elif exchange.status != 304:
             capture = Capture(exchange.url, date, record_id)
-            self._urls[exchange.url] = capture
-            if whole:
-                assert digest is not None
-                self._digests.setdefault(digest, capture)
+            self._captures.note(exchange.url, capture, digest if whole else None)
         self._write(records)
 
     def _write(self, records: list[bytes]) -> None:
