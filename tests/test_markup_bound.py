@@ -82,8 +82,8 @@ def test_bound_of_counts_each_term() -> None:
 
 
 def test_the_compiled_marks_and_their_python_twin_agree() -> None:
-    require_speedups("sitecrawl.parse._scan")
-    from sitecrawl.parse._scan import structured_marks
+    require_speedups("sitecrawl.parse._marks")
+    from sitecrawl.parse._marks import structured_marks
     from test_structured_data import _marked_texts
 
     texts = _marked_texts(4000, seed=9)

@@ -301,7 +301,7 @@ _AFTER_NAME = frozenset(b" \t\n\f\r/>=")
 
 
 def structured_marks_py(text: str) -> int:
-    """The ``MARK_*`` bits of what ``text`` may hold (the twin of ``_scan.structured_marks``).
+    """The ``MARK_*`` bits of what ``text`` may hold (the twin of ``_marks.structured_marks``).
     It errs towards yes, never no: the words in ASCII case-insensitively; ``itemscope`` and
     ``typeof`` where an attribute's name can stand (after whitespace, ``/`` or a quote; before
     whitespace, ``/``, ``>``, ``=`` or the end), also in text or a script; ``ld+json``
@@ -337,7 +337,7 @@ def _compiled_or_twin() -> tuple[
 
 markup_cost, markup_counts = _compiled_or_twin()
 try:
-    from ._scan import structured_marks
+    from ._marks import structured_marks
 except ImportError:  # installed without a C compiler
     structured_marks = structured_marks_py
 
