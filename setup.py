@@ -1,10 +1,12 @@
 """The C extension; everything else about the package is in pyproject.toml.
 
-``sitecrawl._speedups`` holds two hot loops (the word count and plain-path link joins), and
+``sitecrawl._speedups`` holds two hot loops (the word count and plain-path link joins),
 ``sitecrawl.parse._scan`` the markup cost estimate read before each parse (``_markup.py``),
+``sitecrawl.parse._marks`` the marks of structured data in a page's text (``_markup.py``), and
 ``sitecrawl.parse._minhash`` a page's near-duplicate signature (``_signature.py``). They are
 optional: without a C compiler the install goes on and sitecrawl uses their Python twins
-(``_words.py``, ``_urls._join_plain``, ``_markup.markup_cost_py``): fewer pages/s.
+(``_words.py``, ``_urls._join_plain``, ``_markup.markup_cost_py`` and ``structured_marks_py``):
+fewer pages/s.
 """
 
 from setuptools import Extension, setup
@@ -13,6 +15,7 @@ setup(
     ext_modules=[
         Extension("sitecrawl._speedups", ["src/sitecrawl/_speedups.c"], optional=True),
         Extension("sitecrawl.parse._scan", ["src/sitecrawl/parse/_scan.c"], optional=True),
+        Extension("sitecrawl.parse._marks", ["src/sitecrawl/parse/_marks.c"], optional=True),
         Extension("sitecrawl.parse._minhash", ["src/sitecrawl/parse/_minhash.c"], optional=True),
     ]
 )

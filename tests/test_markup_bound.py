@@ -14,6 +14,7 @@ from sitecrawl.parse._markup import (
     markup_cost_py,
     markup_counts_py,
     markup_reason,
+    structured_marks_py,
 )
 from speedups import require_speedups
 from test_bombs import ATOMS, BOMBS, FINE
@@ -78,3 +79,18 @@ def test_bound_of_counts_each_term() -> None:
     assert bound_of(0, 0) == 0
     assert bound_of(0, 10) == 50  # attribute pairs
     assert bound_of(3, 0) == (1 + _markup.OPTION_WEIGHT) * 9 + _markup.END_TAG_REACH * 3
+
+
+def test_the_compiled_marks_and_their_python_twin_agree() -> None:
+    require_speedups("sitecrawl.parse._marks")
+    from sitecrawl.parse._marks import structured_marks
+    from test_structured_data import _marked_texts
+
+    texts = _marked_texts(4000, seed=9)
+    texts += [" " * pad + text for pad in (0, 1, 15, 31) for text in _marked_texts(300, seed=pad)]
+    found = set()
+    for text in texts:
+        marks = structured_marks(text)
+        assert marks == structured_marks_py(text), text
+        found.add(marks)
+    assert found == set(range(8))  # every combination was met

@@ -22,7 +22,14 @@ from sitecrawl._cli import main
 from sitecrawl.audit import GOOGLE_RULES, schema_org_vocabulary, structured_data_issues
 from sitecrawl.parse._child import read_setup, setup_frame
 from sitecrawl.parse._extract import parse_html
-from sitecrawl.parse._structured import structured_data
+from sitecrawl.parse._markup import (
+    MARK_ITEMSCOPE,
+    MARK_JSON_LD,
+    MARK_TYPEOF,
+    structured_marks,
+    structured_marks_py,
+)
+from sitecrawl.parse._structured import _is_json_ld, structured_data
 from structured_site import PATHS, PLANTED, page, structured_app
 
 URL = "https://shop.example/p"
@@ -112,6 +119,116 @@ def test_a_page_without_structured_data_or_the_setting_gives_none() -> None:
     marked = page("/clean/product")
     assert items_of(marked)  # (the page has some)
     assert parse_html(marked, URL).structured_data == []  # not asked for
+
+
+# The text's marks (_markup.structured_marks): a page without them skips the tree's walks, so
+# each page below must still give its item (a pre-check too eager would drop it).
+
+_ODD_PLACES = {
+    "uppercase Microdata": '<DIV ITEMSCOPE ITEMTYPE="https://schema.org/Thing">'
+    '<SPAN ITEMPROP="name">n</SPAN></DIV>',
+    "itemscope without a value, after a quoted value": '<div class="a"itemscope '
+    "itemtype='https://schema.org/Thing'><span itemprop=name>n</span></div>",
+    "itemscope last, by the tag's end": '<div itemtype="https://schema.org/Thing" itemscope>'
+    "<span itemprop=name>n</span></div>",
+    "uppercase RDFa": '<DIV VOCAB="https://schema.org/" TYPEOF="Thing"><SPAN PROPERTY="name">'
+    "n</SPAN></DIV>",
+    "typeof after a slash": '<div/typeof="Thing"vocab="https://schema.org/"><span '
+    'property="name">n</span></div>',
+    "ld+json with spaces around": '<script type="  application/ld+json\t">'
+    '{"@type": "Thing", "name": "n"}</script>',
+    "ld+json with a charset": "<script type='application/ld+json; charset=utf-8'>"
+    '{"@type": "Thing", "name": "n"}</script>',
+    "ld+json in capitals": '<SCRIPT TYPE="Application/LD+JSON">{"@type": "Thing", "name": "n"}'
+    "</SCRIPT>",
+    "ld+json with its + a character reference": '<script type="application/ld&#43;json">'
+    '{"@type": "Thing", "name": "n"}</script>',
+    "ld+json with its + a named reference": '<script type="application/ld&plus;json">'
+    '{"@type": "Thing", "name": "n"}</script>',
+}
+
+
+@pytest.mark.parametrize("name", _ODD_PLACES)
+@pytest.mark.parametrize(
+    "text", ["", "\u00e9", "\u2014", "\U0001f600"], ids=["ascii", "latin1", "ucs2", "ucs4"]
+)
+def test_markup_in_odd_places_is_still_read(name: str, text: str) -> None:
+    html = f"<html><body><p>{text} {'lorem ipsum ' * 40}</p>{_ODD_PLACES[name]}</body></html>"
+    found = items_of(html)
+    assert len(found) == 1, found
+    assert (found[0]["type"], found[0]["properties"]["name"]) == ("Thing", "n")
+
+
+def test_a_page_without_the_marks_skips_the_walks_and_a_page_with_them_does_not() -> None:
+    plain = "<p>typeof(x) in JavaScript, itemscopes, ld-json, application/json</p>"
+    assert structured_marks(plain) == structured_marks_py(plain) == 0
+    assert structured_marks("<p>a typeof b</p>") == MARK_TYPEOF  # (it errs towards yes)
+    both = '<div itemscope><p typeof="T"></p></div><script type="application/ld+json">'
+    assert structured_marks(both) == MARK_ITEMSCOPE | MARK_TYPEOF | MARK_JSON_LD
+    # Told there are no marks, the reader does not look (so the marks are what it trusts).
+    tree = LexborHTMLParser(both + "{}</script>")
+    assert structured_data(tree, URL, 0) == []
+    assert len(structured_data(tree, URL, MARK_ITEMSCOPE)) == 1
+
+
+_MARK_ATOMS = (
+    "<div ",
+    "<p ",
+    "<script type=",
+    ">",
+    "</script>",
+    " ",
+    "\t",
+    "/",
+    "=",
+    '"',
+    "'",
+    "itemscope",
+    "ItemScope",
+    "typeof",
+    "TYPEOF",
+    "item",
+    "scope",
+    "type",
+    "of",
+    "application/ld+json",
+    "ld",
+    "+",
+    "&",
+    "&#43;",
+    "#",
+    ";",
+    "json",
+    "JSON",
+    "x",
+    "{}",
+    "\u00e9",
+    "\u2014",
+    "\U0001f600",
+    "\u017f",  # LATIN SMALL LETTER LONG S: folds to "s" in Unicode, not in ASCII
+    "\u212a",  # KELVIN SIGN: folds to "k"
+)
+
+
+def _marked_texts(count: int, seed: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return [
+        "".join(rng.choice(_MARK_ATOMS) for _ in range(rng.randrange(0, 60))) for _ in range(count)
+    ]
+
+
+def test_the_marks_never_miss_what_the_tree_has() -> None:
+    for text in _marked_texts(3000, seed=4):
+        tree = LexborHTMLParser(text)
+        marks = structured_marks(text)
+        if tree.css_first("[itemscope]") is not None:
+            assert marks & MARK_ITEMSCOPE, text
+        if tree.css_first("[typeof]") is not None:
+            assert marks & MARK_TYPEOF, text
+        if any(_is_json_ld(node.attributes.get("type") or "") for node in tree.tags("script")):
+            assert marks & MARK_JSON_LD, text
 
 
 def test_an_itemref_loop_and_deep_nesting_stay_bounded() -> None:

@@ -177,9 +177,10 @@ def parse_html(
         data.requisites = page_requisites(tree, base, joins)
     # Before the word count, which strips scripts (JSON-LD) from the tree.
     if structured_data:  # (its module, ~55 M instructions to import, only when asked for)
+        from ._markup import structured_marks
         from ._structured import structured_data as read_structured_data
 
-        fields["structured_data"] = read_structured_data(tree, base)
+        fields["structured_data"] = read_structured_data(tree, base, structured_marks(html))
     if extraction:  # before the word count, which strips scripts (JSON-LD) from the tree
         found = extraction.run(tree, html, page_url)
         fields["extracted"], data.unconverted = found.values, found.unconverted

@@ -19,6 +19,9 @@ far below (a page's cost is about its tags times its depth: tens of thousands by
 
 The scan is compiled (``sitecrawl.parse._scan``) when the C extension was built; this module's
 :func:`markup_cost_py` is its twin, held to the same answers by the tests.
+
+:func:`structured_marks` (also compiled, with its twin) reads a page's text for the marks of
+structured data, so that a page without them skips that extraction's walks of the tree.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ __all__ = [
     "markup_counts",
     "markup_counts_py",
     "markup_reason",
+    "structured_marks",
+    "structured_marks_py",
     "too_costly",
 ]
 
@@ -286,6 +291,39 @@ def bound_of(tags: int, separators: int) -> int:
     return (1 + OPTION_WEIGHT) * tags * tags + END_TAG_REACH * tags + separators * separators // 2
 
 
+#: :func:`structured_marks` bits: an ``itemscope`` attribute (Microdata), a ``typeof`` one
+#: (RDFa: without it a ``property`` or ``vocab`` makes no item), a JSON-LD ``<script>``'s type.
+MARK_ITEMSCOPE, MARK_TYPEOF, MARK_JSON_LD = 1, 2, 4
+#: A JSON-LD type's end before its ``json``: ``ld+``, or ``ld&`` and a character reference.
+_JSON_LD_BEFORE = re.compile(rb"ld(?:\+|&[#0-9a-z;]{0,32})\Z")
+_BEFORE_NAME = frozenset(b" \t\n\f\r/\"'")
+_AFTER_NAME = frozenset(b" \t\n\f\r/>=")
+
+
+def structured_marks_py(text: str) -> int:
+    """The ``MARK_*`` bits of what ``text`` may hold (the twin of ``_marks.structured_marks``).
+    It errs towards yes, never no: the words in ASCII case-insensitively; ``itemscope`` and
+    ``typeof`` where an attribute's name can stand (after whitespace, ``/`` or a quote; before
+    whitespace, ``/``, ``>``, ``=`` or the end), also in text or a script; ``ld+json``
+    anywhere, also with its ``+`` a character reference (``ld&#43;json``: ``ld&``, up to 32
+    of ``[#0-9A-Za-z;]``, ``json``)."""
+    low = text.encode("utf-8", "surrogatepass").lower()  # (ASCII only: same length)
+    found = 0
+    for word, bit in ((b"itemscope", MARK_ITEMSCOPE), (b"typeof", MARK_TYPEOF)):
+        at = low.find(word, 1)
+        while at > 0 and not found & bit:
+            end = at + len(word)
+            if low[at - 1] in _BEFORE_NAME and (end == len(low) or low[end] in _AFTER_NAME):
+                found |= bit
+            at = low.find(word, at + 1)
+    at = low.find(b"json")
+    while at >= 0 and not found & MARK_JSON_LD:
+        if _JSON_LD_BEFORE.search(low, max(0, at - 35), at):
+            found |= MARK_JSON_LD
+        at = low.find(b"json", at + 1)
+    return found
+
+
 def _compiled_or_twin() -> tuple[
     Callable[[bytes, int], MarkupCost], Callable[[bytes], tuple[int, int]]
 ]:
@@ -298,6 +336,10 @@ def _compiled_or_twin() -> tuple[
 
 
 markup_cost, markup_counts = _compiled_or_twin()
+try:
+    from ._marks import structured_marks
+except ImportError:  # installed without a C compiler
+    structured_marks = structured_marks_py
 
 
 def markup_bound(body: bytes) -> int:

@@ -12,7 +12,8 @@ empty ``properties`` and ``error`` (the JSON parser's message; or that it nests 
 
 Read from the same Lexbor tree as the page's other fields (before the word count strips the
 scripts): the ``<script>`` elements, then one query for ``itemscope`` and ``typeof``
-elements; a page without them costs these two looks. (extruct
+elements. The page's text was read first (:func:`~._markup.structured_marks`, in C): a page
+without a JSON-LD type, an ``itemscope`` or a ``typeof`` skips that look. (extruct
 parses each page again with lxml and builds an RDF graph for RDFa: a multiple of the cost,
 measured in ``bench/RESULTS.md`` section 26.) RDFa is read as RDFa Lite (``vocab``,
 ``typeof``, ``property``, ``resource``, ``prefix``), what schema.org markup uses; a
@@ -29,6 +30,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .._json import loads
 from ._extraction import MAX_JSONLD_DEPTH, _nests_within
+from ._markup import MARK_ITEMSCOPE, MARK_JSON_LD, MARK_TYPEOF
 from ._text import clean
 
 JSON_LD = "json-ld"
@@ -61,16 +63,27 @@ _MICRODATA_VALUE = {"meta": "content", "data": "value", "meter": "value", "time"
 _WRAPPING = re.compile(r"^\s*(?://\s*)?(?:<!--|<!\[CDATA\[)|(?://\s*)?(?:-->|\]\]>)\s*$")
 
 
-def structured_data(tree: LexborHTMLParser, base: str) -> list[dict[str, Any]]:
+#: The elements to read for the marks a page's text has (one query: one walk of the tree).
+_SCOPES = {
+    MARK_ITEMSCOPE: ("[itemscope]", (MICRODATA,)),
+    MARK_TYPEOF: ("[typeof]", (RDFA,)),
+    MARK_ITEMSCOPE | MARK_TYPEOF: ("[itemscope],[typeof]", (MICRODATA, RDFA)),
+}
+
+
+def structured_data(
+    tree: LexborHTMLParser, base: str, marks: int = MARK_ITEMSCOPE | MARK_TYPEOF | MARK_JSON_LD
+) -> list[dict[str, Any]]:
     """The page's items: JSON-LD blocks first, then Microdata, then RDFa, each in document
-    order; URLs of Microdata and RDFa values resolved against ``base``."""
-    items = _json_ld(tree)
-    # One query for both: one walk of the tree (a search of the HTML text for the names,
-    # in lower and upper case, cost more: bench/RESULTS.md section 26).
-    nodes = tree.css("[itemscope],[typeof]")
-    if nodes:
-        items += _Reader(MICRODATA, base).items(nodes, tree)
-        items += _Reader(RDFA, base).items(nodes, tree)
+    order; URLs of Microdata and RDFa values resolved against ``base``. ``marks``: what
+    :func:`~._markup.structured_marks` found in the page's text (a syntax it did not find is
+    not looked for)."""
+    items = _json_ld(tree) if marks & MARK_JSON_LD else []
+    if scope := _SCOPES.get(marks & (MARK_ITEMSCOPE | MARK_TYPEOF)):
+        selector, kinds = scope
+        if nodes := tree.css(selector):
+            for kind in kinds:
+                items += _Reader(kind, base).items(nodes, tree)
     return items[:MAX_ITEMS]
 
 
@@ -98,29 +111,36 @@ def _json_ld(tree: LexborHTMLParser) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for node in tree.tags("script"):
         kind = node.attributes.get("type")
-        if not kind or kind.strip().lower() != "application/ld+json":
+        if not kind or not _is_json_ld(kind):
             continue
         text = node.text(deep=True) or ""
-        if "<!--" in text or "<![CDATA[" in text:  # (a regex over every block cost more)
+        if "<" in text and ("<!--" in text or "<![CDATA[" in text):  # (cheaper than a regex)
             text = _WRAPPING.sub("", text)
-        if not text.strip():
-            continue
         try:
             data = loads(text)  # (orjson when installed: a third of json's time)
         except ValueError as exc:  # (JSONDecodeError)
-            items.append(invalid_item(str(exc)))
+            if text.strip():  # (an empty block is no item)
+                items.append(invalid_item(str(exc)))
             continue
         except RecursionError:
             data = None
         # (Brackets counted first: the walk cost more than the parse, and few blocks have
         # enough brackets to nest that deep.)
-        deep = text.count("[") + text.count("{") > MAX_JSONLD_DEPTH
+        deep = len(text) > MAX_JSONLD_DEPTH and text.count("[") + text.count("{") > MAX_JSONLD_DEPTH
         if data is None or (deep and not _nests_within(data, MAX_JSONLD_DEPTH)):
             # (A value must cross the marshal pipe and fit every output: orjson stops at 255.)
             items.append(invalid_item(f"nested more than {MAX_JSONLD_DEPTH} levels deep"))
             continue
         items += _json_ld_items(data)
     return items
+
+
+def _is_json_ld(kind: str) -> bool:
+    """Whether a ``<script>``'s type is JSON-LD's: ``application/ld+json`` in any case, with
+    spaces around it or parameters after it (``; charset=utf-8``)."""
+    if kind == "application/ld+json":  # (the usual case first)
+        return True
+    return kind.split(";", 1)[0].strip().lower() == "application/ld+json"
 
 
 def invalid_item(message: str) -> dict[str, Any]:
