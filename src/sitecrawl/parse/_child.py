@@ -211,7 +211,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     the parent closes the pipe."""
     if (setup := read_setup(stdin)) is None:
         return
-    link_details, extraction, markdown, structured_data, near_duplicates, requisites = setup
+    markdown = setup[2]
     if markdown is not None:  # the converters imported before the child says it is ready
         with contextlib.suppress(ImportError):  # (the parent checked; else: each page says)
             from . import _content_tree  # noqa: F401
@@ -224,18 +224,8 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             if kind == "pdf":
                 answer = marshal.dumps(asdict(read_pdf_or_error(body, url)))
             else:
-                data = parse_or_error(
-                    body,
-                    charset,
-                    url,
-                    link_details,
-                    extraction,
-                    markdown,
-                    structured_data,
-                    near_duplicates,
-                    requisites,
-                )
-                answer = marshal.dumps(data.wire())
+                # the setup is parse_or_error's options, in its order (read_setup's answer)
+                answer = marshal.dumps(parse_or_error(body, charset, url, *setup).wire())
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc), exc.kind])
         _write(stdout, answer)

@@ -39,18 +39,15 @@ class CaptureIndex:
 
     def by_url(self, url: str) -> Capture | None:
         """The last capture of ``url`` (None: not captured)."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT uri, date, record_id FROM urls WHERE url = ?", (url,)
-            ).fetchone()
-        return Capture(*row) if row is not None else None
+        return self._find("SELECT uri, date, record_id FROM urls WHERE url = ?", url)
 
     def by_digest(self, digest: str) -> Capture | None:
         """The first capture of a payload with ``digest`` (None: none)."""
+        return self._find("SELECT uri, date, record_id FROM digests WHERE digest = ?", digest)
+
+    def _find(self, query: str, key: str) -> Capture | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT uri, date, record_id FROM digests WHERE digest = ?", (digest,)
-            ).fetchone()
+            row = self._db.execute(query, (key,)).fetchone()
         return Capture(*row) if row is not None else None
 
     def note(self, url: str, capture: Capture, digest: str | None = None) -> None:
