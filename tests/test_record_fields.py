@@ -145,7 +145,9 @@ def test_the_parser_answers_with_the_fields_marked_parsed() -> None:
     assert set(data.fields) == set(PARSED_FIELDS)
     assert (data.title, data.h1, data.lang, data.outgoing_links) == ("T", "H", "en", [U + "a"])
     own = {f.name for f in dataclasses.fields(Extracted)}
-    assert own == {"fields", "follow_links", "robots_meta", "unconverted", "markdown_error"}
+    # (requisites: what an archive fetches beside the page, never stored: --archive-assets)
+    steer = {"fields", "follow_links", "robots_meta", "unconverted", "markdown_error"}
+    assert own == steer | {"requisites"}
     assert not own & set(FIELD_INFO)
     # Every field the parser fills is in the record or kept apart (``links``, and the
     # near-duplicate audit's MinHash bytes).
