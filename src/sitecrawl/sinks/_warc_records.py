@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import MissingExtra
+from .._urls import strip_fragment
 
 if TYPE_CHECKING:
     from ..fetch import Exchange
@@ -103,11 +104,10 @@ _EMPTY_DIGEST = sha1_digest(b"")
 
 
 def request_target(url: str) -> str:
-    """The request line's target of ``url``: its path and query (``/`` for none), without
-    the fragment (``urlsplit``'s answer, in a fifth of its time: a request record a page)."""
-    cut = url.find("#")
-    if cut >= 0:
-        url = url[:cut]
+    """The request line's target of ``url``: its path and query (``/`` for none; an empty
+    query kept, as sent), without the fragment; string finds, not ``urlsplit`` (a fifth of
+    its time, and a request record a page)."""
+    url = strip_fragment(url)
     authority = url.find("//")
     authority = authority + 2 if authority >= 0 else 0
     start = len(url)
