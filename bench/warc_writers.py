@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sitecrawl.fetch import Exchange
-from sitecrawl.sinks._warc import _gzip_member
 from sitecrawl.sinks._warc_records import RecordMaker, payload_digest, sha1_digest, warc_date
+from sitecrawl.sinks._warc_writer import gzip_member as _gzip_member
 
 BASE = "http://127.0.0.1:8133"
 EMPTY = hashlib.sha1(b"").digest()
@@ -229,27 +229,28 @@ def fastwarc_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
 
 
 def archive_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
-    """The whole path of ``-o x.warc.gz``: WarcArchive (its writer thread: payload digest,
-    records, gzip members, one ``write`` a batch) into a temporary directory."""
+    """The whole work of ``-o x.warc.gz``'s writer process: ArchiveWriter (payload digest,
+    revisit lookups, records, gzip members, one ``write`` a batch) into a temporary
+    directory."""
     import dataclasses
     import os
     import tempfile
 
-    from sitecrawl.sinks._warc import WarcArchive
+    from sitecrawl.sinks._warc_writer import ArchiveWriter
 
     runs = iter(range(1 << 30))
 
     def run(batch: list[Exchange]) -> int:
         directory = tempfile.mkdtemp(prefix="warc-writers-")
-        archive = WarcArchive(
-            os.path.join(directory, "x.warc.gz" if gzip else "x.warc"), refer_back=False
-        )
+        name = os.path.join(directory, "x.warc.gz" if gzip else "x.warc")
+        archive = ArchiveWriter(name, info={}, max_size=1 << 30, refer_back=False)
         tag = f"?run={next(runs)}"  # no payload seen before: every page a full response
         for exchange in batch:
-            archive(dataclasses.replace(exchange, url=exchange.url + tag))
+            archive.archive(dataclasses.replace(exchange, url=exchange.url + tag))
+        archive.flush()
         archive.close()
-        size = sum(os.path.getsize(path) for path in archive.paths)
-        for path in archive.paths:
+        size = sum(os.path.getsize(path) for path in archive.written)
+        for path in archive.written:
             os.unlink(path)
         os.rmdir(directory)
         return size

@@ -22,10 +22,10 @@ from sitecrawl import (
     crawl_site_async,
     normalize_url,
 )
+from sitecrawl._channels import child_env
 from sitecrawl.frontier import MemoryFrontier
 from sitecrawl.parse import Extracted
 from sitecrawl.parse._child import LENGTH, job_frame, setup_frame
-from sitecrawl.parse._process import child_env
 
 
 def paths_of(page_data: dict[str, dict[str, object]]) -> set[str]:

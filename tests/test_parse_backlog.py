@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from servers import checkout_env
+from sitecrawl._channels import PIPE_SIZE, answers_channel, jobs_channel
 from sitecrawl.parse import Parser
-from sitecrawl.parse._channels import PIPE_SIZE, answers_channel, jobs_channel
 
 PAGE = b"<title>t</title><main><h1>h</h1>" + b"<p>words and <a href='/x'>links</a></p>" * 400
 

@@ -3,7 +3,6 @@ Python object per capture (the archive's memory stays flat with the crawl's size
 
 from __future__ import annotations
 
-import threading
 import tracemalloc
 
 from sitecrawl.sinks._captures import CaptureIndex
@@ -42,22 +41,8 @@ def test_the_index_holds_no_python_object_a_capture() -> None:
     assert index.by_digest(f"sha1:{7:032d}") == capture(7)
 
 
-def test_two_threads_share_it() -> None:
+def test_a_url_is_listed_once() -> None:
     index = CaptureIndex()
-    errors: list[BaseException] = []
-
-    def writer(start: int) -> None:
-        try:
-            for n in range(start, start + 2_000):
-                index.note(f"https://example.test/p/{n}", capture(n), f"sha1:{n}")
-                assert index.by_url(f"https://example.test/p/{n}") == capture(n)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=writer, args=(k * 10_000,)) for k in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert index.by_digest("sha1:11999") == capture(11_999)
+    assert index.list_once("https://example.test/p/1") is True
+    assert index.list_once("https://example.test/p/2") is True
+    assert index.list_once("https://example.test/p/1") is False

@@ -448,7 +448,9 @@ def _exchange(
         method=resp.method,
         url=response.url,
         started=started,
-        request_headers=tuple(resp.request_info.headers.items()),
+        request_headers=tuple(
+            (str(name), str(value)) for name, value in resp.request_info.headers.items()
+        ),  # (the names are multidict's istr: plain str, for marshal)
         request_body=data,
         version=f"{version.major}.{version.minor}" if version is not None else "1.1",
         status=resp.status,

@@ -50,9 +50,9 @@ def import_redis() -> Any:
     """The redis package; without it, a ConfigError naming the extra to install."""
     try:
         import redis.asyncio
+        import redis.asyncio.retry
         import redis.backoff
         import redis.exceptions
-        import redis.retry
     except ImportError:
         raise ConfigError(
             "the Redis backend needs the redis package: pip install 'sitecrawl[redis]'"
@@ -118,7 +118,9 @@ class RedisCrawl:
                 self.url,
                 decode_responses=True,
                 socket_connect_timeout=5,
-                retry=redis.retry.Retry(redis.backoff.ExponentialBackoff(cap=1.0, base=0.05), 3),
+                retry=redis.asyncio.retry.Retry(
+                    redis.backoff.ExponentialBackoff(cap=1.0, base=0.05), 3
+                ),
                 retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
             )
         except ValueError as exc:

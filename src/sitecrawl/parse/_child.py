@@ -1,5 +1,5 @@
 """A parser process: ``python -m sitecrawl.parse._child PARENT_PID`` on two channels (see
-:mod:`._pool`); it dies with its parent (:func:`die_with_parent`).
+:mod:`._pool`); it dies with its parent (:func:`~sitecrawl._channels.die_with_parent`).
 
 Kept apart from the event-loop side so that a new child imports only what parsing needs
 (no asyncio), and says when it is ready: until then the event
@@ -36,6 +36,7 @@ import sys
 from dataclasses import asdict
 from typing import TYPE_CHECKING, BinaryIO
 
+from .._channels import die_with_parent
 from .._exceptions import MissingExtra, ParseError, PdfBroken
 from .._urls import JoinCache
 from ._content import Scope, page_markdown
@@ -229,20 +230,6 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         except ParseError as exc:
             answer = marshal.dumps([url, str(exc), exc.kind])
         _write(stdout, answer)
-
-
-def die_with_parent(parent: int) -> None:
-    """On Linux, have the kernel kill this process when ``parent`` (the crawler) dies: a
-    crawler killed outright (``kill -9``) left its child running a rule that never ends, at
-    100 % CPU, for good. (Elsewhere the child ends when it next reads its closed stdin.)"""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before the kernel was told
-        os._exit(0)
 
 
 if __name__ == "__main__":

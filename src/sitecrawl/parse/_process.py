@@ -12,8 +12,8 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING
 
+from .._channels import answers_channel, child_env, jobs_channel
 from .._exceptions import ParseError, PdfBroken, PdfEncrypted
-from ._channels import answers_channel, jobs_channel
 from ._child import LENGTH, job_frame, setup_frame
 from ._content import Scope
 from ._extract import Extracted
@@ -187,14 +187,6 @@ class ParserProcess:
             await self.reader
         finally:
             self._answers_transport.close()
-
-
-def child_env() -> dict[str, str]:
-    """The environment with this very sitecrawl first on ``PYTHONPATH``, so a child parses
-    with the same code (and :class:`Extracted` layout) as its parent, whatever is installed."""
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    paths = [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 async def spawn(

@@ -117,7 +117,8 @@ def remove_stale(path: str) -> list[str]:
 
 
 def running(pid: int) -> bool:
-    """Whether a process ``pid`` exists (this one included)."""
+    """Whether a process ``pid`` runs (this one included; a zombie, killed and not yet
+    reaped, does not)."""
     if pid == os.getpid():
         return True
     try:
@@ -128,7 +129,11 @@ def running(pid: int) -> bool:
         return True
     except OverflowError:  # not a PID at all
         return False
-    return True
+    try:  # Linux: its state follows the name in parentheses (which may hold a parenthesis)
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:  # no /proc (not Linux), or it ended meanwhile
+        return True
 
 
 @contextmanager

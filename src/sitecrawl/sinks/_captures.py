@@ -5,14 +5,13 @@ stay in a bounded cache (:data:`CACHE_KIB`) and spill to a file in the system's 
 directory that SQLite has already unlinked, so the archive's memory stays flat with the
 crawl's size (a Python dict of them held ~420 bytes a page, bench/RESULTS.md section 37) and
 nothing is left behind, not even after ``kill -9``. It need not outlive the run: an archive
-rebuilds it from its closed segments when it is opened. One lock: the archive's writer thread
-adds and looks up, a WACZ's page list asks from the event loop's thread.
+rebuilds it from its closed segments when it is opened. A WACZ's page list keeps the URLs it
+has listed here too. One user: the archive's writer process.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 
 from ._warc_records import Capture
 
@@ -26,16 +25,16 @@ PRAGMA cache_size = -{cache};
 CREATE TABLE urls (url TEXT PRIMARY KEY, uri TEXT, date TEXT, record_id TEXT) WITHOUT ROWID;
 CREATE TABLE digests (digest TEXT PRIMARY KEY, uri TEXT, date TEXT, record_id TEXT)
     WITHOUT ROWID;
+CREATE TABLE listed (url TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 
 
 class CaptureIndex:
-    """URL -> its last capture, payload digest -> its first capture."""
+    """URL -> its last capture, payload digest -> its first capture; the URLs listed."""
 
     def __init__(self, cache_kib: int = CACHE_KIB) -> None:
-        self._db = sqlite3.connect("", check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect("", isolation_level=None)
         self._db.executescript(_SCHEMA.format(cache=int(cache_kib)))
-        self._lock = threading.Lock()
 
     def by_url(self, url: str) -> Capture | None:
         """The last capture of ``url`` (None: not captured)."""
@@ -46,24 +45,26 @@ class CaptureIndex:
         return self._find("SELECT uri, date, record_id FROM digests WHERE digest = ?", digest)
 
     def _find(self, query: str, key: str) -> Capture | None:
-        with self._lock:
-            row = self._db.execute(query, (key,)).fetchone()
+        row = self._db.execute(query, (key,)).fetchone()
         return Capture(*row) if row is not None else None
 
     def note(self, url: str, capture: Capture, digest: str | None = None) -> None:
         """``url``'s last capture is ``capture``; with ``digest``, the payload's first
         capture unless it has one."""
-        with self._lock:
+        self._db.execute(
+            "INSERT OR REPLACE INTO urls VALUES (?, ?, ?, ?)",
+            (url, capture.uri, capture.date, capture.record_id),
+        )
+        if digest is not None:
             self._db.execute(
-                "INSERT OR REPLACE INTO urls VALUES (?, ?, ?, ?)",
-                (url, capture.uri, capture.date, capture.record_id),
+                "INSERT OR IGNORE INTO digests VALUES (?, ?, ?, ?)",
+                (digest, capture.uri, capture.date, capture.record_id),
             )
-            if digest is not None:
-                self._db.execute(
-                    "INSERT OR IGNORE INTO digests VALUES (?, ?, ?, ?)",
-                    (digest, capture.uri, capture.date, capture.record_id),
-                )
+
+    def list_once(self, url: str) -> bool:
+        """Whether ``url`` was not listed yet (it is now)."""
+        cursor = self._db.execute("INSERT OR IGNORE INTO listed VALUES (?)", (url,))
+        return cursor.rowcount == 1
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()

@@ -15,8 +15,9 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ._wacz import index_segments, listed, page_line, write_package
+from ._wacz import index_segments, listed, write_package
 from ._warc_files import ARCHIVE_SUFFIXES, OPEN_MARK, Segments, recover
+from ._warc_writer import page_line
 
 if TYPE_CHECKING:
     from .._models import Page

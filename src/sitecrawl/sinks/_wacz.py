@@ -25,10 +25,9 @@ import os
 import re
 import zipfile
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 from urllib.parse import urlsplit
 
-from .._json import dumps
 from .._models import Page
 from .._version import __version__
 from ._atomic import replacing
@@ -75,53 +74,30 @@ class WaczSink(ArchiveSink):
         base = path[: -len(".wacz")] if path.lower().endswith(".wacz") else path
         self.folder = base + "-warc"
         os.makedirs(self.folder, exist_ok=True)
-        self.archive = WarcArchive(os.path.join(self.folder, "data.warc.gz"), **options)
         self._pages_path = os.path.join(self.folder, "pages.jsonl")
-        self._pages: IO[bytes] = open(self._pages_path, "wb")  # noqa: SIM115 - closed in close
-        self._seen: set[str] = set()
-        self._pending: list[tuple[str, str | None]] = []
-        self._main: tuple[str, str] | None = None
+        warc = os.path.join(self.folder, "data.warc.gz")
+        self.archive = WarcArchive(warc, pages=self._pages_path, **options)
         config = options.get("config")
         self._title = f"sitecrawl {config.base_url}" if config is not None else "sitecrawl"
 
     def write(self, page: Page) -> None:
-        """An HTML page answered goes to the page list, once the archive holds it (its
-        exchange may still be queued for the archive's writer: then at the next page)."""
-        if not listed(page):
-            return
-        url = page.final_url or page.url
-        if url not in self._seen:
-            self._seen.add(url)
-            self._pending.append((url, page.title))
-        self._list_pages()
-
-    def _list_pages(self) -> None:
-        """Write the pending pages the archive holds now, in order."""
-        waiting = []
-        for url, title in self._pending:
-            capture = self.archive.captured(url)
-            if capture is None:
-                waiting.append((url, title))
-                continue
-            if self._main is None:
-                self._main = (url, capture.date)
-            self._pages.write(page_line(url, capture.date, title))
-        self._pending = waiting
+        """An HTML page answered goes to the page list (the archive's writer lists it once,
+        with its capture's date: its exchange was sent to the writer before)."""
+        if listed(page):
+            self.archive.list_page(page.final_url or page.url, page.title)
 
     def close(self) -> None:
         self.archive.close()
-        self._list_pages()  # every exchange is written now
-        self._pages.close()
         with open(self._pages_path, "rb") as file:
             pages = file.read()
         lines, _ = index_segments(self.archive.paths)
-        write_package(self.path, self.archive.paths, lines, pages, self._title, self._main)
+        main = self.archive.main
+        write_package(self.path, self.archive.paths, lines, pages, self._title, main)
 
     def discard(self) -> None:
         """The archive is kept (its pages may be done in the state file); no package."""
         with contextlib.suppress(OSError):  # the error that stopped the crawl is reported
             self.archive.close()
-        self._pages.close()
 
 
 def listed(page: Page) -> bool:
@@ -129,14 +105,6 @@ def listed(page: Page) -> bool:
     if page.status is None or page.error is not None:
         return False
     return page.content_type is None or "html" in page.content_type
-
-
-def page_line(url: str, date: str, title: str | None) -> bytes:
-    """A line of ``pages/pages.jsonl``."""
-    entry = {"id": hashlib.sha1(url.encode()).hexdigest()[:32], "url": url, "ts": date}
-    if title:
-        entry["title"] = title
-    return dumps(entry).encode() + b"\n"
 
 
 def index_segments(paths: list[str]) -> tuple[list[str], dict[str, str]]:

@@ -31,9 +31,13 @@ _READ = 1 << 20
 
 
 class Segments:
-    """The names of the archive ``path`` (``.warc.gz``: gzip members; ``.warc``: plain)."""
+    """The names of the archive ``path`` (``.warc.gz``: gzip members; ``.warc``: plain).
+    ``owner``: the process an open segment is named after (default: this one): the crawl's,
+    when a writer process of its own writes the segments, so that the crawl's death is what
+    leaves them to recover."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, owner: int | None = None) -> None:
+        self.owner = owner
         lower = path.lower()
         ext = next((suffix for suffix in ARCHIVE_SUFFIXES if lower.endswith(suffix)), None)
         if ext is None:
@@ -55,7 +59,9 @@ class Segments:
 
     def temp(self, number: int, pid: int | None = None) -> str:
         directory, name = os.path.split(os.path.abspath(self.name(number)))
-        return os.path.join(directory, f".{name}{OPEN_MARK}{os.getpid() if pid is None else pid}")
+        if pid is None:
+            pid = os.getpid() if self.owner is None else self.owner
+        return os.path.join(directory, f".{name}{OPEN_MARK}{pid}")
 
     def _listing(self) -> list[str]:
         try:

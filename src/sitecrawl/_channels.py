@@ -1,4 +1,5 @@
-"""The two channels between the event loop and a parser process: jobs in, answers out.
+"""A child process of the crawl (a parser, the archive's writer): its two channels to the
+event loop, jobs in and answers out; its environment; its death with the crawl.
 
 With 256 requests in flight the event loop writes jobs and reads answers only between long
 batches of callbacks, so what a channel holds decides how far the child can run ahead on its
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
+import sys
 
 try:
     import fcntl
@@ -58,3 +61,25 @@ def answers_channel() -> tuple[int, int]:
     """``(the child's end, the event loop's end)`` of a new answers channel: a pipe."""
     read_end, write_end = _pipe()
     return write_end, read_end
+
+
+def child_env() -> dict[str, str]:
+    """The environment with this very sitecrawl first on ``PYTHONPATH``, so a child runs the
+    same code (and reads the same frames) as its parent, whatever is installed."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel kill this process when ``parent`` (the crawler) dies: a
+    crawler killed outright (``kill -9``) left its child running a rule that never ends, at
+    100 % CPU, for good. (Elsewhere the child ends when it next reads its closed stdin.)"""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the kernel was told
+        os._exit(0)
