@@ -3,7 +3,9 @@
 
 Every 10 ms the command's process tree is walked and each thread's utime + stime
 (``/proc/PID/task/TID/stat``) kept; a thread's last reading is its CPU (up to 10 ms of it can
-be missed at its end). Prints one line per process and thread, by name, and the wall time.
+be missed at its end), with the time it waited runnable for a CPU (``schedstat``: what the
+machine's other processes cost it). Prints one line per process and thread, by name, and the
+wall time.
 
     python bench/thread_cpu.py -- .venv/bin/python -m sitecrawl crawl URL -q -o out.jsonl --no-state
 """
@@ -40,7 +42,7 @@ def _tree(root: int) -> list[int]:
     return seen
 
 
-def _threads(pid: int, cpu: dict[tuple[int, int], tuple[str, float]]) -> None:
+def _threads(pid: int, cpu: dict[tuple[int, int], tuple[str, float, float]]) -> None:
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -51,13 +53,18 @@ def _threads(pid: int, cpu: dict[tuple[int, int], tuple[str, float]]) -> None:
                 stat = f.read()
         except OSError:
             continue
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as f:
+                waited = int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):  # no schedstats in this kernel
+            waited = 0.0
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2 :].split()
-        cpu[(pid, int(tid))] = (name, (int(fields[11]) + int(fields[12])) / TICK)
+        cpu[(pid, int(tid))] = (name, (int(fields[11]) + int(fields[12])) / TICK, waited)
 
 
 def measure(argv: list[str]) -> dict[str, object]:
-    cpu: dict[tuple[int, int], tuple[str, float]] = {}
+    cpu: dict[tuple[int, int], tuple[str, float, float]] = {}
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
     while proc.poll() is None:
@@ -66,8 +73,8 @@ def measure(argv: list[str]) -> dict[str, object]:
         time.sleep(0.01)
     wall = time.perf_counter() - started
     threads = [
-        {"pid": pid, "tid": tid, "name": name, "cpu": round(seconds, 3)}
-        for (pid, tid), (name, seconds) in sorted(cpu.items())
+        {"pid": pid, "tid": tid, "name": name, "cpu": round(seconds, 3), "waited": round(waited, 3)}
+        for (pid, tid), (name, seconds, waited) in sorted(cpu.items())
     ]
     return {"wall": round(wall, 3), "exit": proc.returncode, "threads": threads}
 
@@ -84,7 +91,10 @@ def main() -> None:
         return
     for t in result["threads"]:  # type: ignore[attr-defined]
         role = "main" if t["pid"] == t["tid"] else "thread"
-        print(f"{t['pid']:>7} {t['tid']:>7} {role:<6} {t['name']:<16} {t['cpu']:6.2f} s")
+        print(
+            f"{t['pid']:>7} {t['tid']:>7} {role:<6} {t['name']:<16} {t['cpu']:6.2f} s"
+            f"  waited for a CPU {t['waited']:6.2f} s"
+        )
     print(f"wall {result['wall']} s, exit {result['exit']}", file=sys.stderr)
 
 

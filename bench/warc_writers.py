@@ -74,15 +74,19 @@ def exchanges(site: Path, count: int) -> list[Exchange]:
     return out
 
 
-def handwritten(kind: str, fields: list[tuple[str, str]], block: bytes, content_type: str) -> bytes:
-    """The records as sitecrawl wrote them itself before section 31 (commit e7aa8d1)."""
+def handwritten(
+    kind: str, fields: list[tuple[str, str]], block: tuple[bytes, ...], content_type: str
+) -> tuple[bytes, ...]:
+    """The records as sitecrawl wrote them itself before section 31 (commit e7aa8d1), the
+    block joined first as it was then."""
+    joined = b"".join(block)
     lines = "".join(f"{name}: {value}\r\n" for name, value in fields)
     head = (
         f"WARC/1.1\r\nWARC-Type: {kind}\r\n{lines}"
-        f"WARC-Block-Digest: {sha1_digest(block)}\r\nContent-Type: {content_type}\r\n"
-        f"Content-Length: {len(block)}\r\n\r\n"
+        f"WARC-Block-Digest: {sha1_digest(joined)}\r\nContent-Type: {content_type}\r\n"
+        f"Content-Length: {len(joined)}\r\n\r\n"
     )
-    return b"".join((head.encode("utf-8"), block, b"\r\n\r\n"))
+    return (b"".join((head.encode("utf-8"), joined, b"\r\n\r\n")),)
 
 
 def handwritten_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
@@ -101,7 +105,8 @@ def handwritten_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
 
 
 def sitecrawl_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
-    """sitecrawl's RecordMaker as it is (FastWARC's serializer since section 31)."""
+    """sitecrawl's RecordMaker as it is (FastWARC's serializer in sections 31-37, its bytes
+    formatted by sitecrawl since section 38)."""
     maker = RecordMaker(keep_cookies=False)
 
     def run(batch: list[Exchange]) -> int:
@@ -109,7 +114,10 @@ def sitecrawl_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
         for exchange in batch:
             assert exchange.body is not None
             records, _, _ = maker.exchange(exchange, None, payload_digest(exchange.body))
-            out.write(b"".join(map(_gzip_member, records)) if gzip else b"".join(records))
+            if gzip:
+                out.write(b"".join(map(_gzip_member, records)))
+            else:
+                out.write(b"".join([piece for record in records for piece in record]))
         return out.tell()
 
     return run
@@ -163,7 +171,7 @@ def warcio_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
                 record_out.truncate()
                 writer.write_record(record)
                 data = record_out.getvalue()
-                out.write(_gzip_member(data) if gzip else data)
+                out.write(_gzip_member((data,)) if gzip else data)
         return out.tell()
 
     def maker_headers(exchange: Exchange, stored: int) -> list[tuple[str, str]]:
@@ -223,7 +231,7 @@ def fastwarc_writer(gzip: bool) -> Callable[[list[Exchange]], int]:
         data = stream.getvalue()
         stream.seek(0)
         stream.truncate()
-        out.write(_gzip_member(data) if gzip else data)
+        out.write(_gzip_member((data,)) if gzip else data)
 
     return run
 

@@ -343,6 +343,60 @@ def test_the_request_record_names_the_target_sent(url: str, target: str) -> None
     assert request_target(url) == target
 
 
+def fastwarc_record(
+    kind: str, fields: list[tuple[str, str]], block: bytes, content_type: str
+) -> bytes:
+    """The record FastWARC's ``WarcRecord.write`` makes of the same fields (what the
+    archive wrote through FastWARC until bench/RESULTS.md section 38)."""
+    import io
+
+    from fastwarc.warc import WarcRecord, WarcRecordType
+
+    made = WarcRecord()
+    made.init_headers(getattr(WarcRecordType, kind), fields[0][1][5:-1].encode())
+    for name, value in fields[1:]:
+        if name == "WARC-Date":
+            made.headers.set(name, value)
+        else:
+            made.headers.append(name, value)
+    made.headers.append("Content-Type", content_type)
+    made.set_bytes_content(block)
+    out = io.BytesIO()
+    made.write(out, checksum_data=True)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "block"),
+    [
+        (
+            "response",
+            [("WARC-IP-Address", "127.0.0.1")],
+            (b"HTTP/1.1 200 OK\r\n\r\n", b"<p>\xc3\xa9</p>"),
+        ),
+        ("request", [("WARC-Concurrent-To", "<urn:uuid:0>")], (b"GET / HTTP/1.1\r\n\r\n",)),
+        ("revisit", [("WARC-Profile", "server-not-modified")], (b"HTTP/1.1 304 \r\n\r\n",)),
+        ("response", [], (b"", b"")),
+    ],
+)
+def test_a_record_is_what_fastwarc_writes_of_it(
+    kind: str, extra: list[tuple[str, str]], block: tuple[bytes, ...]
+) -> None:
+    from sitecrawl.sinks._warc_records import record, record_id, warc_date
+
+    fields = [
+        ("WARC-Record-ID", record_id()),
+        ("WARC-Date", warc_date(1_764_000_000.25)),
+        ("WARC-Target-URI", "http://127.0.0.1:8000/caf%C3%A9?q=1"),
+        *extra,
+        ("WARC-Payload-Digest", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+    ]
+    ours = b"".join(record(kind, fields, block, "application/http; msgtype=response"))
+    reference = fastwarc_record(kind, fields, b"".join(block), "application/http; msgtype=response")
+    # FastWARC's own block digest is in base 32 too: the same bytes, digest included
+    assert ours == reference
+
+
 def test_without_warcio_the_error_names_the_extra(archive_site: Any, tmp_path: Path) -> None:
     site, _, seen = archive_site
     script = (

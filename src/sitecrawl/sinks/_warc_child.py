@@ -28,6 +28,7 @@ import contextlib
 import json
 import marshal
 import os
+import select
 import struct
 import sys
 from typing import Any
@@ -39,6 +40,9 @@ LENGTH = struct.Struct("!I")
 JOB = struct.Struct("!cII")
 EXCHANGE, PAGE, END = b"x", b"p", b"e"
 _READ = 1 << 20
+#: Jobs done at most before the writer writes and answers, even while more keep coming (a
+#: durable crawl's pages wait for the answer).
+_BATCH = 64
 Error = tuple[int, str, "str | None"]
 
 
@@ -165,6 +169,9 @@ def serve(jobs: int, answers: int) -> None:
     if work.error is not None:
         _answer(answers, ("done", 0, work.error))
     data = bytearray()
+    answered = 0
+    waiting = select.poll()
+    waiting.register(jobs, select.POLLIN)
     while chunk := os.read(jobs, _READ):
         data += chunk
         view, start, ended = memoryview(data), 0, False
@@ -182,7 +189,10 @@ def serve(jobs: int, answers: int) -> None:
             work.job(kind, fields, body)
         view.release()
         del data[:start]
+        if not ended and work.done - answered < _BATCH and waiting.poll(0):
+            continue  # more is there: written and answered with it (fewer wake-ups)
         work.flush()
+        answered = work.done
         if ended:
             _answer(answers, work.close())
             return

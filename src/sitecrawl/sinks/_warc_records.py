@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime
 import functools
 import hashlib
-import io
 import os
 import random
 import time
@@ -56,17 +55,13 @@ IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 
 def import_warcio() -> Any:
-    """The warcio module (FastWARC writes the records, warcio reads them back), or
-    :class:`~sitecrawl.MissingExtra` naming the extra."""
+    """The warcio module (it reads the archive back: recovery, revisits of earlier segments,
+    the WACZ index), or :class:`~sitecrawl.MissingExtra` naming the extra."""
     try:
-        import fastwarc.warc
         import warcio
         import warcio.archiveiterator
     except ImportError:
-        raise MissingExtra(
-            f"writing WARC needs fastwarc and warcio: {WARC_HINT}", extra="warc"
-        ) from None
-    del fastwarc
+        raise MissingExtra(f"writing WARC needs warcio: {WARC_HINT}", extra="warc") from None
     return warcio
 
 
@@ -83,19 +78,20 @@ def _second(seconds: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-#: Room for a record's WARC headers beside its block: FastWARC writes a record in pieces of
-#: ``chunk_size`` bytes and zeroes a buffer of that size first, so the size asked is the
-#: record's own (one piece; a fixed 1 MB was two thirds of the archive's instructions).
-_HEADROOM = 4096
 _B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 #: Every 10 bits as two base-32 digits (base64.b32encode is pure Python before 3.13).
 _B32_PAIRS = [a + b for a in _B32 for b in _B32]
 
 
+def _base32(raw: bytes) -> str:
+    """A 160-bit digest in base 32 (32 digits, no padding)."""
+    number = int.from_bytes(raw, "big")
+    return "".join([_B32_PAIRS[(number >> shift) & 1023] for shift in _SHIFTS])
+
+
 def sha1_digest(data: bytes) -> str:
     """``sha1:BASE32``: the digest warcio writes and pywb compares (160 bits: 32 digits)."""
-    number = int.from_bytes(hashlib.sha1(data).digest(), "big")
-    return "sha1:" + "".join(_B32_PAIRS[(number >> shift) & 1023] for shift in _SHIFTS)
+    return "sha1:" + _base32(hashlib.sha1(data).digest())
 
 
 _SHIFTS = range(150, -1, -10)
@@ -178,43 +174,36 @@ def _fields(lines: Iterable[tuple[str, str]]) -> str:
     return "".join(f"{name}: {value}\r\n" for name, value in lines)
 
 
-def record(kind: str, fields: list[tuple[str, str]], block: bytes, content_type: str) -> bytes:
-    """One WARC 1.1 record, serialized by FastWARC: ``WARC-Type``, ``WARC-Date`` and
-    ``WARC-Record-ID`` (from ``fields``, the record id first), ``Content-Length``, the other
-    ``fields`` in order, ``Content-Type``, the block digest, the block and the two CRLFs that
-    end a record. The digests are hashlib's (OpenSSL's SHA-1, which lets other threads run),
-    not FastWARC's (``checksum_data``: three times the CPU, the GIL held, bench/RESULTS.md
-    section 31); the payload digest is one of ``fields``: the archive computed it already (a
-    revisit is decided by it)."""
-    new_record, types = _fastwarc()
-    made = new_record()
-    made.init_headers(types[kind], fields[0][1][5:-1].encode())  # "<urn:" ... ">"
-    headers = made.headers
-    for name, value in fields[1:]:
-        if name == "WARC-Date":
-            headers.set(name, value)
-        else:
-            headers.append(name, value)
-    headers.append("Content-Type", content_type)
-    headers.append("WARC-Block-Digest", sha1_digest(block))
-    made.set_bytes_content(block)
-    out = io.BytesIO()
-    made.write(out, chunk_size=len(block) + _HEADROOM)
-    return out.getvalue()
+#: A record as the pieces it is made of, to write (or compress) one after the other: its
+#: head, its block's pieces (a body is not copied into the record) and the CRLFs that end it.
+Record = tuple[bytes, ...]
+_END = b"\r\n\r\n"
 
 
-@functools.cache
-def _fastwarc() -> tuple[Any, dict[str, Any]]:
-    """FastWARC's record class and record types (imported when the first record is made)."""
-    from fastwarc.warc import WarcRecord, WarcRecordType
-
-    return WarcRecord, {
-        "warcinfo": WarcRecordType.warcinfo,
-        "response": WarcRecordType.response,
-        "request": WarcRecordType.request,
-        "revisit": WarcRecordType.revisit,
-        "resource": WarcRecordType.resource,
-    }
+def record(
+    kind: str, fields: list[tuple[str, str]], block: tuple[bytes, ...], content_type: str
+) -> Record:
+    """One WARC 1.1 record: ``WARC-Type``, ``WARC-Date`` and ``WARC-Record-ID`` (from
+    ``fields``, the record id first), ``Content-Length``, the other ``fields`` in order,
+    ``Content-Type``, the block digest, the block (``block``'s pieces) and the two CRLFs that
+    end a record. These bytes are FastWARC's serialization of the same fields (its
+    ``WarcRecord.write``: ``tests/test_warc.py`` holds the two equal), formatted here: the
+    library spent more on its header map and its buffers than on the record
+    (bench/RESULTS.md section 38). The payload digest is one of ``fields``: the archive
+    computed it already (a revisit is decided by it)."""
+    digest = hashlib.sha1(block[0])
+    for piece in block[1:]:
+        digest.update(piece)
+    head = [
+        f"WARC/1.1\r\nWARC-Type: {kind}\r\n",
+        *(f"{name}: {value}\r\n" for name, value in fields if name == "WARC-Date"),
+        f"WARC-Record-ID: {fields[0][1]}\r\n",
+        f"Content-Length: {sum(map(len, block))}\r\n",
+        *(f"{name}: {value}\r\n" for name, value in fields[1:] if name != "WARC-Date"),
+        f"Content-Type: {content_type}\r\n",
+        f"WARC-Block-Digest: sha1:{_base32(digest.digest())}\r\n\r\n",
+    ]
+    return ("".join(head).encode(), *block, _END)
 
 
 #: Random bits for record ids, seeded from the system once (``uuid4`` reads ``os.urandom``
@@ -232,18 +221,16 @@ def record_id() -> str:
 
 
 class RecordMaker:
-    """Serializes records (uncompressed WARC bytes) with FastWARC; no I/O. FastWARC, not
-    warcio's writer: of the two, the least CPU a page (bench/RESULTS.md section 31: 166 against
-    190 us a response and its request, digests included); each record is then compressed as
-    its own gzip member by the archive (FastWARC's ``GzipWriter`` makes one member of all).
-    warcio reads them back (recovery, the WACZ index, the tests' checks, digests included)."""
+    """Makes an exchange's records (:func:`record`: uncompressed WARC, as pieces); no I/O.
+    The archive compresses each record as its own gzip member; warcio reads them back
+    (recovery, the WACZ index, the tests' checks, digests included)."""
 
     def __init__(self, *, keep_cookies: bool, secret_headers: Collection[str] = ()) -> None:
         self.keep_cookies = keep_cookies
         self.secret = SECRET_REQUEST_HEADERS | {name.lower() for name in secret_headers}
 
-    def warcinfo(self, filename: str, fields: dict[str, str]) -> bytes:
-        block = _fields((name, value) for name, value in fields.items() if value).encode()
+    def warcinfo(self, filename: str, fields: dict[str, str]) -> Record:
+        block = (_fields((name, value) for name, value in fields.items() if value).encode(),)
         head = [
             ("WARC-Record-ID", record_id()),
             ("WARC-Date", warc_date(time.time())),
@@ -253,7 +240,7 @@ class RecordMaker:
 
     def exchange(
         self, exchange: Exchange, refers: Capture | None, digest: str | None
-    ) -> tuple[list[bytes], str, str]:
+    ) -> tuple[list[Record], str, str]:
         """The records of ``exchange``: response (or revisit) then request; the response's
         record id and date. ``refers``: the capture a revisit names (None: a full response
         unless a 304); ``digest``: the body's payload digest (None: no body)."""
@@ -279,17 +266,17 @@ class RecordMaker:
                 fields.append(("WARC-Refers-To-Target-URI", refers.uri))
                 fields.append(("WARC-Refers-To-Date", refers.date))
                 fields.append(("WARC-Refers-To", refers.record_id))
-            response = record("revisit", fields, http, HTTP_RESPONSE)
+            response = record("revisit", fields, (http,), HTTP_RESPONSE)
         else:
             fields.append(("WARC-Payload-Digest", digest or sha1_digest(b"")))
             if is_truncated(exchange):
                 fields.append(("WARC-Truncated", "length"))
-            response = record("response", fields, http + body, HTTP_RESPONSE)
+            response = record("response", fields, (http, body), HTTP_RESPONSE)
         sent = exchange.request_body or b""
         line = f"{exchange.method} {request_target(exchange.url)} HTTP/{exchange.version}"
         kept = request_headers(exchange.request_headers, self.secret)
         request_block = f"{line}\r\n{_fields(kept)}\r\n".encode() + sent
         fields = [("WARC-Record-ID", record_id()), *common, ("WARC-Concurrent-To", response_id)]
         fields.append(("WARC-Payload-Digest", sha1_digest(sent) if sent else _EMPTY_DIGEST))
-        request = record("request", fields, request_block, HTTP_REQUEST)
+        request = record("request", fields, (request_block,), HTTP_REQUEST)
         return [response, request], response_id, date

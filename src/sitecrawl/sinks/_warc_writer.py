@@ -26,7 +26,7 @@ from typing import IO, Any
 from .._json import dumps
 from ._captures import CaptureIndex
 from ._warc_files import SegmentFile, Segments, recover
-from ._warc_records import Capture, RecordMaker, payload_digest
+from ._warc_records import Capture, Record, RecordMaker, payload_digest
 
 #: Level 1: a few % larger files than zlib's default 6 for a third of its CPU (bench/RESULTS.md
 #: section 23); with the isal package (the warc extra), ISA-L's level 1, four times faster yet.
@@ -45,10 +45,10 @@ def _compressor() -> Any:
 _ZLIB = _compressor()
 
 
-def gzip_member(record: bytes) -> bytes:
-    """``record`` as one gzip member (what lets a reader seek to any record)."""
+def gzip_member(record: Record) -> bytes:
+    """``record`` (its pieces) as one gzip member (what lets a reader seek to any record)."""
     compressor = _ZLIB.compressobj(GZIP_LEVEL, _ZLIB.DEFLATED, 31)
-    return bytes(compressor.compress(record) + compressor.flush())
+    return b"".join([*map(compressor.compress, record), compressor.flush()])
 
 
 class ArchiveWriter:
@@ -143,15 +143,17 @@ class ArchiveWriter:
             self._captures.note(exchange.url, capture, digest if whole else None)
         self._write(records)
 
-    def _write(self, records: list[bytes]) -> None:
+    def _write(self, records: list[Record]) -> None:
         file = self._file
         if file is None:
             file = self._file = SegmentFile(self.segments, self._next)
             self._next += 1
             name = file.path.rsplit("/", 1)[-1]
             records = [self._maker.warcinfo(name, self._info), *records]
-        data = b"".join(map(gzip_member, records) if self.segments.gzip else records)
-        file.write(data)
+        if self.segments.gzip:
+            file.write(b"".join(map(gzip_member, records)))
+        else:
+            file.write(b"".join([piece for record in records for piece in record]))
         self.records += len(records)
         if file.size >= self.max_size:
             self._close_segment()
