@@ -77,13 +77,20 @@ def test_the_parser_gives_requisites_only_when_asked() -> None:
         <img src="a.png" srcset="a.png 1x, a2.png 2x, data:image/png;base64,AA 3x">
         <picture><source srcset="w.webp 800w, https://other/x.webp 400w"><img src="f.png">
         </picture><div style="background: url(&quot;d.png&quot;)">t</div>
-        <p style="color: red">no URL</p><a href="l">link</a></body></html>"""
+        <p style="color: red">no URL</p><a href="l">link</a>
+        <link rel="preload" as="image" imagesrcset="p1.png 1x, p2.png 2x">
+        <video poster=" v.jpg " src="v.mp4"><source src="v.webm"></video>
+        <input type="IMAGE" src="go.png"><input type="text" src="no.png"></body></html>"""
     data = parse_html(html, "https://s/page", link_details=True, requisites=True)
     assert data.requisites == [
         "https://s/b/a.png",
         "https://s/b/a2.png",
         "https://s/b/w.webp",
         "https://other/x.webp",  # (out of scope: the crawl's test, not the parser's)
+        "https://s/b/p1.png",
+        "https://s/b/p2.png",
+        "https://s/b/v.jpg",  # the poster, not the media
+        "https://s/b/go.png",
         "https://s/css/i.css",
         "https://s/b/h.png",
         "https://s/b/d.png",
@@ -112,6 +119,7 @@ ASSETS = {
         b"/* url(/img/commented.png) */\n"
         b'@import url("second.css");\n'
         b'@font-face { font-family: F; src: url(../fonts/f.woff2) format("woff2") }\n'
+        b"@font-face { font-family: G; src: url(../fonts/f.woff2#iefix), url(/fonts/f.woff2#x) }\n"
         b"body { background: url(/img/bg.png) }\n"
         b".a { background: url(data:image/gif;base64,R0lGODlhAQABAAAAACw=) }\n"
         b".b { background: url(http://OTHER/img/bg.png) }\n"

@@ -5,8 +5,9 @@ A requisite is, first, a link of the page (its ``links``, :data:`~sitecrawl.Link
 browser would load with it: ``<img src>``, ``<script src>``, ``<link href>`` whose ``rel`` is
 a stylesheet, an icon, a preload or a manifest. Then what the parser reads for an archive
 only (:attr:`~sitecrawl.parse.Extracted.requisites`, :mod:`sitecrawl.parse._requisites`): the
-candidates of ``<img srcset>`` and ``<source srcset>`` (``<picture>``), and the ``url()``
-and ``@import`` targets of the page's ``<style>`` blocks and ``style=""`` attributes. Last,
+candidates of ``<img srcset>``, ``<source srcset>`` (``<picture>``) and ``<link
+imagesrcset>``, posters, image inputs, and the ``url()`` and ``@import`` targets of the
+page's ``<style>`` blocks and ``style=""`` attributes. Last,
 what the stylesheets fetched name (:func:`~sitecrawl.parse.stylesheet_urls`: fonts,
 backgrounds, imported stylesheets), resolved against the stylesheet's own URL; an imported
 stylesheet is read in turn, down to :data:`MAX_CSS_DEPTH` stylesheets deep.

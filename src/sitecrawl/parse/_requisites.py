@@ -1,6 +1,8 @@
 """What a page makes the browser load that its links do not name (``--archive-assets``):
-the candidates of ``<img srcset>`` and ``<source srcset>`` (``<picture>``), and the
+the candidates of ``<img srcset>``, ``<source srcset>`` (``<picture>``) and a preload's
+``<link imagesrcset>``, a ``<video poster>``, an ``<input type=image src>``, and the
 ``url()`` and ``@import`` targets of its ``<style>`` blocks and ``style=""`` attributes.
+(Audio and video themselves are not requisites: a replay shows the poster.)
 Pure: a parsed tree in, absolute URLs out. The parser reads them only when asked
 (:attr:`~._extract.Extracted.requisites`), so a crawl without an archive pays nothing.
 
@@ -112,16 +114,24 @@ def _valid(descriptors: list[str]) -> bool:
 
 
 def page_requisites(tree: LexborHTMLParser, base: str, joins: JoinCache | None) -> list[str]:
-    """The absolute http(s) URLs of the page's srcset candidates and inline CSS references
-    (``<style>`` blocks, ``style=""`` attributes), each once, in order: resolved against
+    """The absolute http(s) URLs of the page's srcset candidates, posters, image inputs and
+    inline CSS references (``<style>`` blocks, ``style=""`` attributes), each once, in
+    order: resolved against
     ``base`` (the page's base URL); ``data:`` and other schemes, and references to a
     fragment only (``url(#clip)``: this very page), left out."""
     raw: list[str] = []
-    for tag in ("img", "source"):
+    for tag, name in (("img", "srcset"), ("source", "srcset"), ("link", "imagesrcset")):
         for node in tree.tags(tag):
-            srcset = node.attributes.get("srcset")
+            srcset = node.attributes.get(name)
             if srcset:
                 raw += srcset_urls(srcset)
+    for node in tree.tags("video"):
+        if poster := (node.attributes.get("poster") or "").strip(_SPACE):
+            raw.append(poster)
+    for node in tree.tags("input"):
+        kind = (node.attributes.get("type") or "").strip(_SPACE).lower()
+        if kind == "image" and (src := (node.attributes.get("src") or "").strip(_SPACE)):
+            raw.append(src)
     css = [node.text(deep=True) for node in tree.tags("style")]
     css += [
         style
