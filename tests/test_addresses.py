@@ -102,6 +102,23 @@ def test_a_start_is_connected_to_whatever_it_resolves_to_the_first_time_only() -
         guard.admit("other.test", ["169.254.169.254"])
 
 
+def test_public_only_holds_the_start_hosts_too_at_every_resolution() -> None:
+    """A server's API callers: the start URL's name was public when the crawl was asked for;
+    rebound since (DNS rebinding), it is refused like any other host."""
+    guard = AddressGuard(["site.test"], allow_private=True, public_only=True)
+    assert guard.unsettled("localhost", ["127.0.0.1"]) == []  # nothing to settle first
+    assert guard.admit("site.test", ["93.184.215.14"]) == ["93.184.215.14"]
+    with pytest.raises(BlockedAddress, match="public ones only"):
+        guard.admit("site.test", ["169.254.169.254"])  # the same name, rebound
+    assert guard.admit("site.test", ["10.0.0.5", "93.184.215.14"]) == ["93.184.215.14"]
+    for host, address in [("intranet.test", "10.0.0.5"), ("localhost", "127.0.0.1")]:
+        with pytest.raises(BlockedAddress, match="public ones only"):
+            guard.admit(host, [address])
+    first = AddressGuard(["device.test"], allow_private=False, public_only=True)
+    with pytest.raises(BlockedAddress):  # a start resolving privately the first time: too
+        first.admit("device.test", ["192.168.1.5"])
+
+
 def test_the_start_hosts_are_resolved_before_a_refusal() -> None:
     """A refusal must not depend on which host was connected to first: the start hosts not
     resolved yet are named, to be resolved (and settled) before deciding."""
@@ -141,6 +158,17 @@ async def test_the_resolver_refuses_a_name_resolving_more_privately_than_the_sta
             else:
                 assert (await fetcher.get(local)).status == 200
     assert server.traffic.paths == ["/"]
+
+
+async def test_public_only_refuses_the_start_url_at_connect_time(serve: ServeFn) -> None:
+    """The start URL itself (``localhost``: loopback through the real resolver) is refused
+    when the crawl connects, not only when it was asked for."""
+    server = serve(web.Application())
+    config = CrawlConfig(base_url=f"http://localhost:{server.port}/", public_only=True)
+    async with Fetcher(config) as fetcher:
+        with pytest.raises(BlockedAddress, match="public ones only"):
+            await fetcher.get(config.base_url)
+    assert server.traffic.paths == []
 
 
 def metadata_app() -> web.Application:

@@ -166,6 +166,23 @@ async def test_private_targets_refused_on_every_road_in(serve: ServeFn, tmp_path
         server.stop()
 
 
+async def test_a_start_url_rebound_after_its_check_is_not_connected_to(serve: ServeFn) -> None:
+    """Private targets refused, a start URL whose name was public when it was checked (a
+    guard that let it through) and is loopback when the crawl connects (DNS rebinding): the
+    crawl connects to nothing."""
+    from sitecrawl.serve._mcp_work import Reach, crawl
+
+    site = serve(changing_site({"title": "t"}))
+
+    async def checked_public(url: Any, options: Any) -> None:
+        return None
+
+    reach = Reach(guard=checked_public)
+    result = await crawl(reach, f"http://localhost:{site.port}/", 5, None, [], [], markdown=False)
+    assert [page["error_kind"] for page in result["pages"]] == ["blocked_address"], result
+    assert not site.traffic.paths  # nothing fetched
+
+
 @pytest.mark.parametrize(
     ("url", "kind"),
     [

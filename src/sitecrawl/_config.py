@@ -468,6 +468,11 @@ class CrawlConfig:
         ),
         group="politeness",
     )
+    #: Connect to public addresses only, the start URLs' included, whatever they resolve to
+    #: then or later (a name rebound to a private one is refused): a server's API callers.
+    public_only: bool = setting(
+        False, LibraryOnly("a server's policy for its API callers (sitecrawl serve sets it)")
+    )
 
     def __post_init__(self) -> None:
         # The start URLs, canonicalised once here (a bad one: InvalidURL, a ConfigError's

@@ -19,6 +19,11 @@ address, and ``0.0.0.0/8`` and ``::`` (which reach the machine itself) as loopba
 Before it refuses for the class rule, the guard's caller resolves the start hosts not resolved
 yet (:meth:`AddressGuard.unsettled`), so the answer does not depend on which host was
 connected to first.
+
+``public_only`` (a server's API callers, ``sitecrawl serve``) holds every connection to public
+addresses, the start hosts' included, at every resolution: a server that checked a start
+URL's address when the crawl was asked for is not led elsewhere by a name rebound since (DNS
+rebinding to 169.254.169.254 or to the server's own network).
 """
 
 from __future__ import annotations
@@ -59,15 +64,28 @@ def is_address(host: str) -> bool:
 class AddressGuard:
     """The address rules of one crawl: ``start_hosts`` (the host names or addresses of the
     start URLs given) are connected to whatever they resolve to the first time; ``exempt``
-    hosts (proxies) always. :meth:`admit` says which of a host's addresses may be connected
-    to."""
+    hosts (proxies) always; with ``public_only``, every other host only at public addresses.
+    :meth:`admit` says which of a host's addresses may be connected to."""
 
-    __slots__ = ("_allow_private", "_exempt", "_start_addresses", "_unresolved", "ceiling")
+    __slots__ = (
+        "_allow_private",
+        "_exempt",
+        "_public_only",
+        "_start_addresses",
+        "_unresolved",
+        "ceiling",
+    )
 
     def __init__(
-        self, start_hosts: Iterable[str], *, allow_private: bool, exempt: Iterable[str] = ()
+        self,
+        start_hosts: Iterable[str],
+        *,
+        allow_private: bool,
+        exempt: Iterable[str] = (),
+        public_only: bool = False,
     ) -> None:
-        self._allow_private = allow_private
+        self._public_only = public_only
+        self._allow_private = allow_private and not public_only
         self._exempt = frozenset(exempt)
         #: Start hosts not resolved yet, in order (a dict as an ordered set).
         self._unresolved = dict.fromkeys(start_hosts)
@@ -78,7 +96,9 @@ class AddressGuard:
     def unsettled(self, host: str, addresses: Sequence[str]) -> list[str]:
         """The start hosts to resolve (and :meth:`settle`) before :meth:`admit` may refuse
         ``addresses`` for the class rule; empty when nothing would be refused for it."""
-        if not self._unresolved or self._allow_private or host in self._unresolved:
+        if not self._unresolved or self._allow_private or self._public_only:
+            return []
+        if host in self._unresolved:
             return []
         if host in self._exempt:
             return []
@@ -89,7 +109,7 @@ class AddressGuard:
     def settle(self, host: str, addresses: Sequence[str]) -> None:
         """``host``, a start host, resolved to ``addresses``: the first time, they are its own
         and join the ceiling."""
-        if host not in self._unresolved:
+        if host not in self._unresolved or self._public_only:
             return
         del self._unresolved[host]
         for address in addresses:
@@ -108,17 +128,22 @@ class AddressGuard:
         if not allowed and addresses:
             address = addresses[0]
             kind = self._kind(address)
-            why = (
-                "a link-local address"
-                if kind == LINK_LOCAL
-                else f"{CLASS_NAMES[kind]}, more private than the start URLs"
-                f" ({CLASS_NAMES[self.ceiling]}; --allow-private-redirects to go there)"
-            )
+            if self._public_only:
+                why = f"a {CLASS_NAMES[kind]} address (this crawl connects to public ones only)"
+            elif kind == LINK_LOCAL:
+                why = "a link-local address"
+            else:
+                why = (
+                    f"{CLASS_NAMES[kind]}, more private than the start URLs"
+                    f" ({CLASS_NAMES[self.ceiling]}; --allow-private-redirects to go there)"
+                )
             shown = address if address == host else f"{host} ({address})"
             raise BlockedAddress(f"not connected to {shown}: {why}", url=host, address=address)
         return allowed
 
     def _passes(self, address: str) -> bool:
+        if self._public_only:
+            return self._kind(address) == PUBLIC
         if address in self._start_addresses:
             return True
         kind = self._kind(address)

@@ -295,6 +295,7 @@ class Fetcher:
             [URL(url, encoded=True).raw_host or "" for url in config.starts],
             allow_private=config.allow_private_redirects,
             exempt=[URL(proxy).raw_host or "" for proxy in proxies if proxy],
+            public_only=config.public_only,
         )
         self._hosts: set[str] = set()  # names, and the address literals the guard admitted
         self._resolver: GuardedResolver | None = None

@@ -346,7 +346,10 @@ class CrawlManager:
             )
         except ConfigError as exc:
             return "failed", str(exc)
-        config = replace(config, link_details=True)  # the report reads every page's links
+        # the report reads every page's links; private targets refused: at every connection
+        # (the start URL's name may have been rebound since it was checked)
+        public_only = not self.config.private_targets
+        config = replace(config, link_details=True, public_only=public_only)
         throttle = CrawlThrottle(
             config.politeness, max_concurrency=config.limits.max_concurrency, shared=self.slots
         )

@@ -134,7 +134,8 @@ async def _config(allowed: Reach, url: str, **settings: Any) -> CrawlConfig:
     if not url.lower().startswith(("http://", "https://")):
         raise ToolError(f"url: an http:// or https:// URL, not {url!r}")
     try:
-        config = CrawlConfig(base_url=url, **settings)
+        # private targets refused (a guard): at every connection too (a name rebound since)
+        config = CrawlConfig(base_url=url, public_only=allowed.guard is not None, **settings)
     except SitecrawlError as exc:
         raise ToolError(str(exc)) from None
     if allowed.url_allowed is not None and not allowed.url_allowed(config.base_url):

@@ -31,6 +31,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -237,6 +238,8 @@ class MonitorService:
                 if refused is not None:
                     raise refused
             config = config_from_options(spec.url, {**spec.options, **secrets.credentials})
+            if self.guard is not None:  # and at every connection of the run (rebinding)
+                config = replace(config, public_only=True)
             path = self.store.state_path(monitor)
             frontier = SqliteFrontier(
                 path, base_url=config.base_url, keep=self.keep, max_pages=config.limits.max_pages
