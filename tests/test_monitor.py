@@ -184,6 +184,12 @@ async def test_changed_page_posts_a_signed_webhook(
         assert sent["summary"]["counts"]["title"] == 2 and not sent["truncated"]
         whole = await get(session, sent["diff_url"].replace("/api", server.url + "/api", 1))
         assert len(whole["changes"]) == sent["changes_total"]
+        async with session.get(url + "/report") as response:  # the last crawl, its changes
+            assert response.status == 200 and response.content_type == "text/html"
+            report = await response.text()
+        assert "Changes since" in report and "A changed" in report
+        async with session.get(f"{server.url}/api/monitors/nope/report") as response:
+            assert response.status == 404
         # The second crawl asked conditionally: the pages that had not changed were 304s.
         assert sorted(revalidated) == ["/", "/b"]
         # Secrets are never shown nor stored in plain text.

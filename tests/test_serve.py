@@ -216,6 +216,7 @@ def test_openapi_document_lists_every_route(server: Server) -> None:
     assert set(paths["/api/monitors/{id}"]) == {"get", "delete"}
     assert set(paths["/api/monitors/{id}/run"]) == {"post"}
     assert set(paths["/api/monitors/{id}/diff"]) == {"get"}
+    assert set(paths["/api/monitors/{id}/report"]) == {"get"}
     monitor = paths["/api/monitors"]["post"]
     schema = monitor["requestBody"]["content"]["application/json"]["schema"]
     assert schema["required"] == ["url"]

@@ -196,6 +196,21 @@ class MonitorService:
             found = between(store, str(path), numbers[numbers.index(crawl) - 1], crawl)
         return _changes_json(found)
 
+    async def report(self, monitor: str) -> str | None:
+        """The HTML report of the monitor's last crawl, with what changed since the crawl
+        before it (None: no such monitor, or no crawl yet). While a run holds the file,
+        :class:`~sitecrawl.StateError`."""
+        from .._diff_crawls import previous_changes
+        from ..report import render_report, store_report_data
+
+        path = self.store.state_path(monitor)
+        if self.store.row(monitor) is None or not path.exists():
+            return None
+        async with SqliteFrontier(path, create=False) as store:
+            data = await store_report_data(store)
+            changes = previous_changes(store, str(path))
+        return render_report(data, export_source=path.name, changes=changes)
+
     # -- the schedule ---------------------------------------------------------------------
 
     async def _schedule(self) -> None:

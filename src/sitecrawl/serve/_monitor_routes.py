@@ -7,7 +7,9 @@
   deliveries, failed ones included), ``DELETE /api/monitors/{id}`` (204);
 - ``POST /api/monitors/{id}/run``: a run now (202; 409 when one is going);
 - ``GET /api/monitors/{id}/diff?crawl=N``: every change of crawl N (default: the last);
-  409 while a run holds the monitor's state file.
+  409 while a run holds the monitor's state file;
+- ``GET /api/monitors/{id}/report``: the HTML report of its last crawl, with a "Changes
+  since" section (the crawl before it); 409 likewise.
 
 The routes and their part of the OpenAPI document are both made from one table,
 :data:`MONITOR_ENDPOINTS`. No answer holds a secret (:meth:`MonitorService._view`).
@@ -24,7 +26,7 @@ from .._exceptions import ConfigError, MissingExtra, StateError
 
 try:
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 except ImportError:
     raise MissingExtra(
@@ -94,6 +96,14 @@ async def monitor_diff(service: MonitorService, request: Request) -> Response:
     return _error(404, "no such monitor or crawl") if found is None else JSONResponse(found)
 
 
+async def monitor_report(service: MonitorService, request: Request) -> Response:
+    try:
+        html = await service.report(request.path_params["id"])
+    except StateError as exc:
+        return _error(409, f"the monitor's crawl is running: {exc}")
+    return _error(404, "no such monitor, or no crawl yet") if html is None else HTMLResponse(html)
+
+
 # -- the table (routes and the OpenAPI document both made from it) -----------------------------
 
 _ONE = "/api/monitors/{id}"
@@ -161,6 +171,14 @@ MONITOR_ENDPOINTS: tuple[Endpoint, ...] = (
         "Every change of one crawl of the monitor since the crawl before it",
         {"200": "the changes", "404": "no such monitor or crawl", "409": "a run holds it"},
         query=(("crawl", "the crawl's number (default: the last)"),),
+        tags=_TAGS,
+    ),
+    Endpoint(
+        "GET",
+        _ONE + "/report",
+        monitor_report,
+        "The HTML report of the monitor's last crawl, with its changes since the one before",
+        {"200": "the report", "404": "no such monitor, or no crawl yet", "409": "a run holds it"},
         tags=_TAGS,
     ),
 )
