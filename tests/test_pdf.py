@@ -31,9 +31,17 @@ from pdf_docs import (
     with_link,
 )
 from servers import ServerThread, html
-from sitecrawl import AsyncCrawler, MissingExtra, Page, ParseError, PdfBroken, PdfEncrypted
+from sitecrawl import (
+    AsyncCrawler,
+    CrawlConfig,
+    Limits,
+    MissingExtra,
+    Page,
+    ParseError,
+    PdfBroken,
+    PdfEncrypted,
+)
 from sitecrawl._cli import main
-from sitecrawl._config import CrawlConfig, Limits
 from sitecrawl.parse import Parser, read_pdf
 
 REPORT_LINKS = {

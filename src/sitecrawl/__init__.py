@@ -18,9 +18,9 @@ from ._version import __version__ as __version__
 
 if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on first use
     from ._config import CrawlConfig as CrawlConfig
-    from ._config import Limits as Limits
     from ._config import Politeness as Politeness
-    from ._config import Timeouts as Timeouts
+    from ._config_limits import Limits as Limits
+    from ._config_limits import Timeouts as Timeouts
     from ._config_render import Render as Render
     from ._config_requests import Requests as Requests
     from ._crawl_site import crawl_site_async as crawl_site_async
@@ -67,7 +67,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ imports on
 _LAZY = {
     name: module
     for module, names in {
-        "._config": ("CrawlConfig", "Limits", "Politeness", "Timeouts"),
+        "._config": ("CrawlConfig", "Politeness"),
+        "._config_limits": ("Limits", "Timeouts"),
         "._config_render": ("Render",),
         "._config_requests": ("Requests",),
         "._crawl_site": ("crawl_site_async",),

@@ -27,10 +27,9 @@ from typing import Any
 from .._config import (
     DEFAULT_USER_AGENT,
     CrawlConfig,
-    Limits,
     Politeness,
-    Timeouts,
 )
+from .._config_limits import Limits, Timeouts
 from .._config_render import Render
 from .._config_requests import Requests
 from .._exceptions import ResumeRefused

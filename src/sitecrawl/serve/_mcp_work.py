@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver.exceptions import ToolError
 from typing_extensions import TypedDict
 
-from .._config import CrawlConfig, Limits
+from .._config import CrawlConfig
+from .._config_limits import Limits
 from .._crawler import AsyncCrawler
 from .._diff import Change, ChangeSet
 from .._diff_crawls import between, compare
