@@ -6,11 +6,12 @@ The first frame on its stdin is its setup (:func:`setup_frame`: length-prefixed 
 keywords of :class:`~._warc_writer.ArchiveWriter`). Then each job (:func:`job_frames`) is a
 header (its kind and two sizes), the ``marshal``-ed fields and a body as it is: ``x`` an
 exchange (the fields of :class:`~sitecrawl.fetch.Exchange`, its body apart), ``p`` a page for
-the page list (url, title), ``e`` the end. The child reads what is there, archives it, hands
-the records to the system and answers with how many jobs it has done so far (one answer for
-all it read at once): ``("done", jobs, error)``; after ``e``, it closes the archive and
-answers ``("closed", segments written, records, main page, error)``. An error is ``(errno,
-message, file name)``, and once the writer had one it only counts the jobs that follow.
+the page list (url, title), ``e`` the end. The child reads what is there and archives it;
+once its socket is drained (or :data:`_BATCH` jobs on) it hands the records to the system and
+answers with how many jobs it has done so far: ``("done", jobs, error)``; after ``e``, it
+closes the archive and answers ``("closed", segments written, records, main page, error)``.
+An error is ``(errno, message, file name)``, and once the writer had one it only counts the
+jobs that follow.
 
 Its stdin ending without ``e`` means the crawl is gone: the records it had are handed to the
 system and the open segment is left as a ``kill -9`` leaves it, for the next run to recover.
