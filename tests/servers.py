@@ -174,17 +174,9 @@ class ServerThread:
                     transport.abort()  # closed or not (its unsent answer to a gone peer dropped)
                 await asyncio.sleep(0)  # their sockets close
 
-        async def sweep() -> None:  # what the loop still had scheduled as it stopped
-            await asyncio.sleep(0.02)
-            for transport in self._transports:
-                transport.abort()
-            await asyncio.sleep(0)
-
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
-        if not self._thread.is_alive():  # the loop is free: run it here once more, then close
-            self._loop.run_until_complete(sweep())
         self._loop.close()
 
 
