@@ -14,8 +14,9 @@ is not HTML), ``truncated`` True when it was cut at the crawl's ``--max-bytes``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(slots=True, frozen=True)
@@ -35,6 +36,34 @@ class Exchange:
     body_read: bool
     truncated: bool
     peer: str | None = None  # the address connected to, when known
+
+    def wire(self) -> tuple[Any, ...]:
+        """The fields without the body, in order, for ``marshal`` (the archive's writer
+        process gets the body apart); the body's slot says whether
+        there was one (None and ``b""`` differ). :meth:`from_wire` reads it."""
+        return (
+            self.method,
+            self.url,
+            self.started,
+            self.request_headers,
+            self.request_body,
+            self.version,
+            self.status,
+            self.reason,
+            self.response_headers,
+            self.body is not None,
+            self.body_read,
+            self.truncated,
+            self.peer,
+        )
+
+    @classmethod
+    def from_wire(cls, fields: Sequence[Any], body: bytes | None) -> Exchange:
+        """The exchange :meth:`wire` made ``fields`` of, its body ``body`` (None when it had
+        none)."""
+        values = list(fields)
+        values[9] = body if values[9] else None
+        return cls(*values)
 
 
 #: ``exchange -> None``: called by the fetcher after each response (its body read or not).

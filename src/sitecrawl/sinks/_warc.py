@@ -24,7 +24,7 @@ from .._json import dumps
 from .._models import Page
 from .._version import __version__
 from ._base import Sink
-from ._warc_child import EXCHANGE, PAGE, exchange_fields, setup_frame
+from ._warc_child import EXCHANGE, PAGE, setup_frame
 from ._warc_files import Segments
 from ._warc_process import WriterProcess
 from ._warc_records import import_warcio
@@ -111,7 +111,7 @@ class WarcArchive:
     def __call__(self, exchange: Exchange) -> None:
         """Archive ``exchange``: sent to the writer process, which digests, compresses and
         writes it. Raises the writer's error (``OSError``: a full disk) once it had one."""
-        self._writer.send(EXCHANGE, exchange_fields(exchange), exchange.body or b"")
+        self._writer.send(EXCHANGE, exchange.wire(), exchange.body or b"")
 
     def list_page(self, url: str, title: str | None) -> None:
         """Add ``url`` to the page list once, with the date of its capture (the exchange

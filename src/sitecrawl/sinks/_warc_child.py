@@ -5,7 +5,7 @@ its parent.
 The first frame on its stdin is its setup (:func:`setup_frame`: length-prefixed JSON, the
 keywords of :class:`~._warc_writer.ArchiveWriter`). Then each job (:func:`job_frames`) is a
 header (its kind and two sizes), the ``marshal``-ed fields and a body as it is: ``x`` an
-exchange (the fields of :class:`~sitecrawl.fetch.Exchange`, its body apart), ``p`` a page for
+exchange (:meth:`~sitecrawl.fetch.Exchange.wire`, its body apart), ``p`` a page for
 the page list (url, title), ``e`` the end. The child reads what is there and archives it;
 once its socket is drained (or :data:`_BATCH` jobs on) it hands the records to the system and
 answers with how many jobs it has done so far: ``("done", jobs, error)``; after ``e``, it
@@ -57,26 +57,6 @@ def job_frames(kind: bytes, fields: Any, body: bytes = b"") -> list[bytes]:
     """A job as buffers to write one after the other (the body not copied into a frame)."""
     meta = marshal.dumps(fields)
     return [JOB.pack(kind, len(meta), len(body)), meta, body]
-
-
-def exchange_fields(exchange: Any) -> tuple[Any, ...]:
-    """An exchange's fields for :func:`job_frames` (its body goes apart; ``has_body`` says
-    whether it had one: None and ``b""`` differ)."""
-    return (
-        exchange.method,
-        exchange.url,
-        exchange.started,
-        exchange.request_headers,
-        exchange.request_body,
-        exchange.version,
-        exchange.status,
-        exchange.reason,
-        exchange.response_headers,
-        exchange.body is not None,
-        exchange.body_read,
-        exchange.truncated,
-        exchange.peer,
-    )
 
 
 def error_of(exc: BaseException) -> Error:
@@ -134,10 +114,7 @@ class _Work:
             return
         try:
             if kind == EXCHANGE:
-                fields = list(fields)
-                has_body = fields.pop(9)
-                fields.insert(9, body if has_body else None)
-                self.writer.archive(self.exchange(*fields))
+                self.writer.archive(self.exchange.from_wire(fields, body))
             elif kind == PAGE:
                 self.writer.list_page(*fields)
         except Exception as exc:  # (OSError: a full disk; anything else is a bug, not a hang)
@@ -161,6 +138,24 @@ class _Work:
         return ("closed", writer.written, writer.records, writer.main, self.error)
 
 
+def _keep_rest(buffer: bytearray, start: int, filled: int) -> tuple[bytearray, int]:
+    """The unread part of ``buffer`` (from ``start`` to ``filled``) moved to its start, in a
+    larger buffer when the job it begins is larger than ``buffer``; the bytes kept."""
+    rest = filled - start
+    size = len(buffer)
+    if rest >= JOB.size:
+        _, meta_size, body_size = JOB.unpack_from(buffer, start)
+        while JOB.size + meta_size + body_size >= size:  # (room for more, too)
+            size *= 2
+    if size != len(buffer):
+        larger = bytearray(size)
+        larger[:rest] = buffer[start:filled]
+        return larger, rest
+    if start:
+        buffer[:rest] = buffer[start:filled]
+    return buffer, rest
+
+
 def serve(jobs: int, answers: int) -> None:
     """Read the setup, then the jobs as they come, until ``e`` (or the parent is gone)."""
     header = _read_exactly(jobs, LENGTH.size)
@@ -169,17 +164,17 @@ def serve(jobs: int, answers: int) -> None:
     work = _Work(json.loads(_read_exactly(jobs, LENGTH.unpack(header)[0])))
     if work.error is not None:
         _answer(answers, ("done", 0, work.error))
-    data = bytearray()
+    buffer, filled = bytearray(_READ), 0  # read into, not allocated a read (1 MB each)
     answered = 0
     waiting = select.poll()
     waiting.register(jobs, select.POLLIN)
-    while chunk := os.read(jobs, _READ):
-        data += chunk
-        view, start, ended = memoryview(data), 0, False
-        while len(data) - start >= JOB.size:
-            kind, meta_size, body_size = JOB.unpack_from(data, start)
+    while got := os.readv(jobs, [memoryview(buffer)[filled:]]):
+        filled += got
+        view, start, ended = memoryview(buffer), 0, False
+        while filled - start >= JOB.size:
+            kind, meta_size, body_size = JOB.unpack_from(buffer, start)
             end = start + JOB.size + meta_size + body_size
-            if end > len(data):
+            if end > filled:
                 break
             fields = marshal.loads(view[start + JOB.size : start + JOB.size + meta_size])
             body = bytes(view[end - body_size : end])
@@ -189,7 +184,7 @@ def serve(jobs: int, answers: int) -> None:
                 break
             work.job(kind, fields, body)
         view.release()
-        del data[:start]
+        buffer, filled = _keep_rest(buffer, start, filled)
         if not ended and work.done - answered < _BATCH and waiting.poll(0):
             continue  # more is there: written and answered with it (fewer wake-ups)
         work.flush()

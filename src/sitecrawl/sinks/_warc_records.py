@@ -244,39 +244,70 @@ class RecordMaker:
         """The records of ``exchange``: response (or revisit) then request; the response's
         record id and date. ``refers``: the capture a revisit names (None: a full response
         unless a 304); ``digest``: the body's payload digest (None: no body)."""
-        date = warc_date(exchange.started)
-        body = exchange.body or b""
-        common = [("WARC-Date", date), ("WARC-Target-URI", exchange.url)]
-        if exchange.peer:
-            common.append(("WARC-IP-Address", exchange.peer))
-        revisit = exchange.status == 304 or refers is not None
-        # a revisit keeps the headers of the payload it stands for (a replay serves those)
-        status = f"HTTP/{exchange.version} {exchange.status} {exchange.reason}".rstrip()
-        headers = response_headers(exchange, len(body), keep_cookies=self.keep_cookies)
-        http = f"{status}\r\n{_fields(headers)}\r\n".encode("latin-1", "replace")
         response_id = record_id()
-        fields = [("WARC-Record-ID", response_id), *common]
-        if revisit:
-            if exchange.status == 304:
-                fields.append(("WARC-Profile", NOT_MODIFIED))
-            else:
-                assert digest is not None
-                fields += [("WARC-Profile", IDENTICAL), ("WARC-Payload-Digest", digest)]
-            if refers is not None:
-                fields.append(("WARC-Refers-To-Target-URI", refers.uri))
-                fields.append(("WARC-Refers-To-Date", refers.date))
-                fields.append(("WARC-Refers-To", refers.record_id))
-            response = record("revisit", fields, (http,), HTTP_RESPONSE)
+        if exchange.status == 304 or refers is not None:
+            size = len(exchange.body or b"")
+            response = self.revisit(exchange, refers, digest, response_id, size)
         else:
-            fields.append(("WARC-Payload-Digest", digest or sha1_digest(b"")))
-            if is_truncated(exchange):
-                fields.append(("WARC-Truncated", "length"))
-            response = record("response", fields, (http, body), HTTP_RESPONSE)
+            response = self.response(exchange, digest, response_id)
+        date = warc_date(exchange.started)
+        return [response, self.request(exchange, response_id, date)], response_id, date
+
+    def _http(self, exchange: Exchange, size: int) -> bytes:
+        """The response's status line and headers, as they describe ``size`` bytes stored."""
+        status = f"HTTP/{exchange.version} {exchange.status} {exchange.reason}".rstrip()
+        headers = response_headers(exchange, size, keep_cookies=self.keep_cookies)
+        return f"{status}\r\n{_fields(headers)}\r\n".encode("latin-1", "replace")
+
+    def response(self, exchange: Exchange, digest: str | None, response_id: str) -> Record:
+        """The ``response`` record of ``exchange``: its HTTP response as received, its body
+        the payload (``digest``: its payload digest, None for no body)."""
+        body = exchange.body or b""
+        fields = [("WARC-Record-ID", response_id), *_common(exchange)]
+        fields.append(("WARC-Payload-Digest", digest or _EMPTY_DIGEST))
+        if is_truncated(exchange):
+            fields.append(("WARC-Truncated", "length"))
+        return record("response", fields, (self._http(exchange, len(body)), body), HTTP_RESPONSE)
+
+    def revisit(
+        self,
+        exchange: Exchange,
+        refers: Capture | None,
+        digest: str | None,
+        response_id: str,
+        size: int,
+    ) -> Record:
+        """The ``revisit`` record of ``exchange`` (a 304, or a payload archived before: the
+        capture ``refers``); it keeps the headers of the payload it stands for (a replay
+        serves those), its ``size`` bytes."""
+        fields = [("WARC-Record-ID", response_id), *_common(exchange)]
+        if exchange.status == 304:
+            fields.append(("WARC-Profile", NOT_MODIFIED))
+        else:
+            assert digest is not None
+            fields += [("WARC-Profile", IDENTICAL), ("WARC-Payload-Digest", digest)]
+        if refers is not None:
+            fields.append(("WARC-Refers-To-Target-URI", refers.uri))
+            fields.append(("WARC-Refers-To-Date", refers.date))
+            fields.append(("WARC-Refers-To", refers.record_id))
+        return record("revisit", fields, (self._http(exchange, size),), HTTP_RESPONSE)
+
+    def request(self, exchange: Exchange, response_id: str, date: str) -> Record:
+        """The ``request`` record of ``exchange``, concurrent to the record ``response_id``,
+        without the crawl's credentials."""
         sent = exchange.request_body or b""
         line = f"{exchange.method} {request_target(exchange.url)} HTTP/{exchange.version}"
         kept = request_headers(exchange.request_headers, self.secret)
-        request_block = f"{line}\r\n{_fields(kept)}\r\n".encode() + sent
-        fields = [("WARC-Record-ID", record_id()), *common, ("WARC-Concurrent-To", response_id)]
+        block = f"{line}\r\n{_fields(kept)}\r\n".encode() + sent
+        fields = [("WARC-Record-ID", record_id()), *_common(exchange, date)]
+        fields.append(("WARC-Concurrent-To", response_id))
         fields.append(("WARC-Payload-Digest", sha1_digest(sent) if sent else _EMPTY_DIGEST))
-        request = record("request", fields, (request_block,), HTTP_REQUEST)
-        return [response, request], response_id, date
+        return record("request", fields, (block,), HTTP_REQUEST)
+
+
+def _common(exchange: Exchange, date: str | None = None) -> list[tuple[str, str]]:
+    """The fields an exchange's records share: its date, URL and the address it came from."""
+    common = [("WARC-Date", date or warc_date(exchange.started)), ("WARC-Target-URI", exchange.url)]
+    if exchange.peer:
+        common.append(("WARC-IP-Address", exchange.peer))
+    return common
