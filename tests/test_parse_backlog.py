@@ -4,6 +4,7 @@ itself only while its child is busy, and at most one between two answers it has 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -154,3 +155,29 @@ def test_a_start_cancelled_midway_leaves_no_process_behind() -> None:
         timeout=60,
     )
     assert done.stdout == "done\n" and done.stderr == "", done.stderr
+
+
+@pytest.mark.parametrize("starts", [True, False], ids=["started", "failed"])
+def test_child_channels_leave_no_descriptor_of_a_child_s_start(starts: bool) -> None:
+    """The child's ends are closed once it has started (it has its own copies), and every
+    end when the start failed: no descriptor leaks either way."""
+    from sitecrawl._channels import child_channels
+
+    def is_open(fd: int) -> bool:
+        try:
+            os.fstat(fd)
+        except OSError:
+            return False
+        return True
+
+    given: list[int] = []
+    kept: list[int] = []
+    with contextlib.suppress(RuntimeError), child_channels() as (theirs, ours):
+        given, kept = list(theirs), list(ours)
+        assert all(map(is_open, given + kept)) and len(set(given + kept)) == 4
+        if not starts:
+            raise RuntimeError("the child could not start")
+    assert not any(map(is_open, given))
+    assert [is_open(fd) for fd in kept] == [starts, starts]
+    for fd in kept if starts else []:
+        os.close(fd)

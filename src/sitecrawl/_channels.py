@@ -21,6 +21,7 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 
 try:
     import fcntl
@@ -61,6 +62,25 @@ def answers_channel() -> tuple[int, int]:
     """``(the child's end, the event loop's end)`` of a new answers channel: a pipe."""
     read_end, write_end = _pipe()
     return write_end, read_end
+
+
+@contextlib.contextmanager
+def child_channels() -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
+    """A jobs and an answers channel for a child about to be started in the block: yields
+    ``(the child's ends, the event loop's ends)``, each ``(jobs, answers)``. The child's ends
+    are closed when the block ends (the child has its own copies); ours too when it raised
+    (the child did not start)."""
+    jobs_child, jobs = jobs_channel()
+    answers_child, answers = answers_channel()
+    try:
+        yield (jobs_child, answers_child), (jobs, answers)
+    except BaseException:
+        os.close(jobs)
+        os.close(answers)
+        raise
+    finally:
+        os.close(jobs_child)
+        os.close(answers_child)
 
 
 def child_env() -> dict[str, str]:

@@ -12,7 +12,7 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING
 
-from .._channels import answers_channel, child_env, jobs_channel
+from .._channels import child_channels, child_env
 from .._exceptions import ParseError, PdfBroken, PdfEncrypted
 from ._child import LENGTH, job_frame, setup_frame
 from ._content import Scope
@@ -199,9 +199,7 @@ async def spawn(
     near_duplicates: bool = False,
     requisites: bool = False,
 ) -> ParserProcess:
-    jobs_child, jobs_loop = jobs_channel()
-    answers_child, answers_loop = answers_channel()
-    try:
+    with child_channels() as ((jobs_child, answers_child), (jobs_loop, answers_loop)):
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -215,13 +213,6 @@ async def spawn(
             # leaves a window while it imports, where Ctrl-C would print its traceback.)
             start_new_session=True,
         )
-    except BaseException:
-        os.close(jobs_loop)
-        os.close(answers_loop)
-        raise
-    finally:  # the child has its own copies
-        os.close(jobs_child)
-        os.close(answers_child)
     loop = asyncio.get_running_loop()
     answers = asyncio.StreamReader()
     jobs_file = open(jobs_loop, "wb", buffering=0)  # noqa: SIM115 - the transport closes it

@@ -20,7 +20,7 @@ import sys
 from collections import deque
 from typing import Any
 
-from .._channels import answers_channel, child_env, jobs_channel
+from .._channels import child_channels, child_env
 from ._warc_child import END, LENGTH, job_frames, raised
 
 _READ = 1 << 16
@@ -32,9 +32,7 @@ class WriterProcess:
     """The writer child started with ``setup`` (:func:`~._warc_child.setup_frame`)."""
 
     def __init__(self, setup: bytes) -> None:
-        jobs_child, jobs = jobs_channel()
-        answers_child, answers = answers_channel()
-        try:
+        with child_channels() as ((jobs_child, answers_child), (jobs, answers)):
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "sitecrawl.sinks._warc_child", str(os.getpid())],
                 stdin=jobs_child,
@@ -42,13 +40,6 @@ class WriterProcess:
                 env=child_env(),
                 start_new_session=True,  # Ctrl-C reaches the crawl, which then ends the writer
             )
-        except BaseException:
-            os.close(jobs)
-            os.close(answers)
-            raise
-        finally:  # the child has its own copies
-            os.close(jobs_child)
-            os.close(answers_child)
         self._jobs, self._answers = jobs, answers
         os.set_blocking(answers, False)
         self._write_all([setup])
