@@ -160,6 +160,7 @@ class ArchiveWriter:
 
     def flush(self) -> None:
         """Hand every record written so far to the system (a ``kill -9`` loses none)."""
+        self._captures.commit()
         if self._file is not None:
             self._file.flush()
         if self._pages is not None:
