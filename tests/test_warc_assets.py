@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from conftest import ServeFn
@@ -105,7 +106,36 @@ def test_without_the_flag_no_requisite_is_asked(serve: ServeFn, tmp_path: Path) 
     archive = tmp_path / "site.warc.gz"
     assert main(["crawl", site.url + "/", "-q", "--no-state", "-o", str(archive)]) == 0
     assert not set(seen) & set(ASSETS)
-    seen.clear()  # nor without an archive, the flag given
+    seen.clear()  # the flag without an archive: refused before any request
     argv = ["crawl", site.url + "/", "-q", "--no-state", "-o", str(tmp_path / "p.jsonl")]
-    assert main([*argv, "--archive-assets"]) == 0
-    assert not set(seen) & set(ASSETS)
+    assert main([*argv, "--archive-assets"]) == 2
+    assert not seen
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["crawl", "{url}", "-q", "--no-state", "-o", "{tmp}/p.jsonl"], "add -o FILE.warc.gz"),
+        (["check", "{url}", "-q"], "check writes none"),
+        (["extract", "{url}", "-x", "t=css:title"], "extract writes none"),
+    ],
+    ids=["crawl-without-archive", "check", "extract"],
+)
+def test_archive_assets_without_an_archive_is_refused(
+    argv: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The requisites are fetched for an archive only: the option alone would be ignored
+    silently, so it is a usage error (exit 2, one line), before any request."""
+    url = "http://127.0.0.1:9/"  # (nothing listens: a request made would fail otherwise)
+    args = [arg.format(url=url, tmp=tmp_path) for arg in argv]
+    assert (
+        main(
+            [*args, "--archive-assets", "-q"]
+            if argv[0] != "extract"
+            else [*args, "--archive-assets"]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--archive-assets" in err and said in err
+    assert not list(tmp_path.iterdir())  # no output, no state file

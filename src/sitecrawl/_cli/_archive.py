@@ -70,6 +70,20 @@ def worker_outputs(paths: Sequence[str], name: str) -> list[str]:
     return [worker_path(path, name) if is_archive(path) else path for path in paths]
 
 
+def check_assets(assets: bool, paths: Sequence[str], command: str = "crawl") -> None:
+    """A :class:`UsageError` for ``--archive-assets`` (``assets``) without an archive among
+    the outputs ``paths``: the requisites are fetched for an archive only, so the option
+    would be ignored."""
+    from ..sinks import is_archive
+
+    if not assets or any(is_archive(path) for path in paths):
+        return
+    where = "add -o FILE.warc.gz (or .warc, .wacz)"
+    if command != "crawl":
+        where = f"{command} writes none (sitecrawl crawl -o FILE.warc.gz does)"
+    raise UsageError(f"--archive-assets fetches each page's requisites into a web archive: {where}")
+
+
 def check_archives(paths: Sequence[str], *, redis: bool = False) -> None:
     """A :class:`UsageError` now, before a state file is made or a request sent, for an
     archive output without warcio (naming the extra), or a WACZ of a crawl in Redis (each

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._settings import seconds
+from ._archive import check_assets
 from ._common import (
     EXIT_FATAL,
     EXIT_INTERRUPTED,
@@ -138,6 +139,7 @@ def _execute(args: argparse.Namespace) -> int:
         raise UsageError("--fresh needs --state")
     source = take_starts(args)
     config = config_from_args(args)
+    check_assets(config.archive_assets, [], "check")
     if source is not None and is_url(source):
         take_sitemap(args, config, source)
         config = config_from_args(args)

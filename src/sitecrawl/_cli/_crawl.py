@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import _signals
-from ._archive import add_archive_options, archive_options, check_archives
+from ._archive import add_archive_options, archive_options, check_archives, check_assets
 from ._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -134,6 +134,8 @@ def _execute(args: argparse.Namespace) -> int:
             args.state = list_state_path(source, args.urls)
     check_outputs(args.output, crawl=True, archives=True)
     check_archives(args.output, redis=args.redis is not None)
+    if args.redis is None:  # (in Redis, the workers' -o archive)
+        check_assets(config.archive_assets, args.output)
     config = markdown_for_outputs(config, args.output)
     config = _screenshots_beside(config, args)
     for path in args.output:  # now: a refused output leaves no state file behind

@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ._archive import check_assets
 from ._common import EXIT_FATAL, EXIT_OK, UsageError, run_async
 from ._options import add_crawl_options, config_from_args
 
@@ -57,6 +58,7 @@ def _execute(args: argparse.Namespace) -> int:
     from .._terminal import printable
 
     config = config_from_args(args)
+    check_assets(config.archive_assets, [], "extract")
     if not config.extract:
         raise UsageError("give at least one rule: -x NAME=SPEC or --extract-file RULES.toml")
     page = run_async(fetch_one(config))
