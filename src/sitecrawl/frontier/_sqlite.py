@@ -1,40 +1,7 @@
 """SQLite frontier and page store: one file holds a crawl's whole state, so it survives a crash.
 
-Layout (``PRAGMA application_id`` = 0x53435257 "SCRW", ``PRAGMA user_version`` = schema 4)::
-
-    meta   (name TEXT PRIMARY KEY, value TEXT)            base_url, created, sitecrawl version,
-                                                          crawl_seconds (all runs together),
-                                                          upgraded_from (an older file's schema),
-                                                          config (JSON: the stored crawl, see
-                                                          sitecrawl.frontier._stored), options
-                                                          (JSON: what it learnt as it went)
-    urls   (id INTEGER PRIMARY KEY,                       discovery order
-            key TEXT UNIQUE NOT NULL,                     url_key(): the seen set
-            url TEXT,                                     NULL for keys only claimed
-            depth INTEGER NOT NULL,
-            state INTEGER NOT NULL)                       0 queued, 1 leased, 2 done, 3 claimed
-           INDEX urls_queue (depth, id) WHERE state = 0   the queue, breadth-first
-    pages  (id INTEGER PRIMARY KEY,                       = urls.id of the page's request
-            final_url, status, ..., links)                the page codec's columns, by name
-                                                          (sitecrawl._pagecodec): every Page
-                                                          field but url (in urls) and
-                                                          outgoing_links (derived from links);
-                                                          lists as JSON arrays: image_urls,
-                                                          redirects [[url, status], ...], h2,
-                                                          hreflang [[lang, url], ...], links
-                                                          [[target, text, rel, kind], ...]
-    VIEW links (source, position, target, text, rel,      every link, duplicates included:
-                kind, origin)                             pages.links through json_each(); kind
-                                                          a, img, link, script or iframe;
-                                                          origin js for an a link whose target
-                                                          is in the page's js_links, else html
-    VIEW images (page, position, src, alt)                the links of kind img (text: the alt)
-    crawls (id INTEGER PRIMARY KEY, started, finished,    the crawls the file keeps; the last
-            status, seconds, max_pages)                   is current (in urls and pages);
-                                                          status running, finished or cut
-                                                          (ended at max_pages pages)
-    history (crawl, key, url, <the pages columns>)        earlier crawls' pages,
-           UNIQUE INDEX history_key (crawl, key)          moved there when a crawl begins
+The file's format (its tables and views, and how an older file is migrated) is drawn in
+:mod:`._sqlite_schema`.
 
 A file holds a history of crawls of its site (:mod:`._sqlite_history`). Opened for a crawl
 (``base_url`` given) after a finished one, a new crawl begins: in one transaction the current
@@ -42,22 +9,8 @@ pages move to ``history``, ``urls`` and ``pages`` are emptied (``keep``: only th
 stay); after an interrupted one, the crawl resumes. :meth:`SqliteFrontier.finish` marks the
 end of a crawl; a crawl cut at ``max_pages`` resumes when a run allows more pages.
 
-A page's links are one JSON array in its row, not one row each: a page is one insert however
-many links it has (not an insert and a B-tree entry per link), and the ``links`` view still
-answers ``SELECT target, text FROM links WHERE rel LIKE '%nofollow%'``. ``outgoing_links`` are
-the links' distinct targets in order, so they are not stored twice. A page is written in
-:meth:`~SqliteFrontier.mark_done`, in the transaction that marks its URL done: after any crash,
-a URL is done exactly when its page is stored.
-
-An older file is migrated when opened, in one transaction: every page column it lacks is
-added (``ALTER TABLE ADD COLUMN``, NULL for the pages already stored: not measured, rather than
-a made-up 0), views that lack a column are recreated (schema 1's had no link kinds, schema 4's
-before rendering no ``origin``: a change of views alone keeps the schema number, so an older
-sitecrawl still reads the file), and before schema 4 the file's crawl becomes crawl 1
-(finished when nothing was left to fetch); a link array of three items is an ``a`` link. No
-stored row is rewritten, so the migration is instant whatever the file's size. Pages stored
-before schema 3 have no ``error_kind``: it is derived on reading from their ``error`` message,
-which only one kind of failure could write. A newer schema is refused.
+A page is written in :meth:`~SqliteFrontier.mark_done`, in the transaction that marks its
+URL done: after any crash, a URL is done exactly when its page is stored.
 
 Durability: WAL with ``synchronous = NORMAL`` (a commit is an append to the WAL, no fsync; a
 killed process loses nothing committed, a power cut at most the last commits; the fsyncs come
