@@ -16,6 +16,7 @@ from servers import ServerThread, expected_paths
 from sitecrawl import AsyncCrawler, ConfigError, Page, Request, crawl_site_async
 from sitecrawl._cli import main
 from sitecrawl.frontier import MemoryFrontier, SqliteFrontier
+from sitecrawl.frontier._sqlite import _ROW as store_row
 from sitecrawl.frontier._sqlite_schema import legacy_error
 
 BASE = "http://site.test/"
@@ -215,6 +216,58 @@ async def test_the_group_commit_runs_off_the_event_loop(tmp_path: Path) -> None:
         assert len(commits) == 2
         assert threading.get_ident() not in commits
         assert [page.url for page in store.pages()] == [BASE + "a", BASE + "b"]
+
+
+async def test_the_page_rows_are_written_by_the_committer_thread(tmp_path: Path) -> None:
+    """A page's row (links and all: a fifth of a durable crawl's event loop) is written with
+    the COMMIT that makes it durable, in the committer thread; a reader of the pages before
+    that COMMIT sees it all the same."""
+    writers: list[int] = []
+    async with SqliteFrontier(tmp_path / "s.db", base_url=BASE) as store:
+        store._connection().set_trace_callback(
+            lambda sql: writers.append(threading.get_ident()) if "INTO pages" in sql else None
+        )
+        await store.add([req("a"), req("b"), req("c")])
+        for _ in range(2):
+            leased = await store.next()
+            assert leased is not None
+            await store.mark_done(leased, Page(url=leased.url, status=200))
+        assert len(writers) == 2 and threading.get_ident() not in writers
+        store._stored.append((3, *store_row(Page(url=BASE + "c", status=200))))  # (not yet)
+        store._leases.pop("site.test/c", None)
+        assert [page.url for page in store.pages()] == [BASE + "a", BASE + "b", BASE + "c"]
+        assert writers[-1] == threading.get_ident()  # the reader wrote it first
+
+
+async def test_a_page_row_that_cannot_be_written_leaves_its_url_to_fetch_again(
+    tmp_path: Path,
+) -> None:
+    """The INSERT of a page fails in the committer thread (here a trigger; a full disk in
+    life): its ``mark_done`` raises StateError, and its URL is not done either (all or
+    none), so the next run fetches it again; the pages stored before stay."""
+    from sitecrawl import StateError
+
+    path = tmp_path / "s.db"
+    store = SqliteFrontier(path, base_url=BASE)
+    await store.open()
+    store._connection().execute(
+        "CREATE TEMP TRIGGER boom BEFORE INSERT ON main.pages WHEN NEW.title = 'boom'"
+        " BEGIN SELECT RAISE(ABORT, 'no room'); END"
+    )
+    await store.add([req("a"), req("b")])
+    first = await store.next()
+    assert first is not None
+    await store.mark_done(first, Page(url=first.url, status=200, title="ok"))
+    second = await store.next()
+    assert second is not None
+    with pytest.raises(StateError, match="no room"):
+        await store.mark_done(second, Page(url=second.url, status=200, title="boom"))
+    await store.close()
+    async with SqliteFrontier(path, base_url=BASE) as again:
+        assert [page.url for page in again.pages()] == [first.url]
+        assert again.reclaimed == 1
+        leased = await again.next()
+        assert leased is not None and leased.key == second.key
 
 
 async def test_library_state_resumes_and_counts_max_pages_across_runs(

@@ -31,10 +31,11 @@ thread (SQLite releases the GIL), and the connection's other calls wait until it
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -125,6 +126,9 @@ class SqliteFrontier(CrawlHistory, Frontier):
         self._seen = self._queued = self._done = 0
         self._last_commit = 0.0
         self._commits: GroupCommit | None = None
+        #: Pages done, their rows not written yet: the committer thread writes them with the
+        #: next group COMMIT (:func:`write_pages`), off the event loop.
+        self._stored: list[tuple[Any, ...]] = []
         self._version = SCHEMA_VERSION
         #: Leases of a dead run put back in the queue by :meth:`open`.
         self.reclaimed = 0
@@ -147,7 +151,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
             conn.close()
             raise
         self._conn = conn
-        self._commits = GroupCommit(conn, self._state_error)
+        self._commits = GroupCommit(conn, self._state_error, before=self._take_stored)
         self._last_commit = time.monotonic()
 
     async def close(self) -> None:
@@ -159,6 +163,8 @@ class SqliteFrontier(CrawlHistory, Frontier):
         error: StateError | None = None
         try:
             with self._guard():
+                if self._stored:
+                    write_pages(conn, self._take_all())
                 if self._leases:
                     self._begin(conn)
                     conn.executemany(
@@ -278,12 +284,33 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     def _connection(self) -> sqlite3.Connection:
         """The connection, once no COMMIT runs (the calls made for every page wait for that
-        first, in :meth:`_ready`, without blocking the event loop)."""
+        first, in :meth:`_ready`, without blocking the event loop), every page done written
+        (a reader of the pages sees them all)."""
+        conn = self._writer()
+        if self._stored:
+            with self._guard():
+                write_pages(conn, self._take_all())
+        return conn
+
+    def _writer(self) -> sqlite3.Connection:
+        """The connection, once no COMMIT runs, for the calls made for every page (none
+        reads the pages: the rows not yet written may wait for the next COMMIT)."""
         if self._conn is None:
             raise RuntimeError("SqliteFrontier used before open() or after close()")
         if self._commits is not None:
             self._commits.wait()
         return self._conn
+
+    def _take_all(self) -> list[tuple[Any, ...]]:
+        rows, self._stored = self._stored, []
+        return rows
+
+    def _take_stored(self) -> Callable[[sqlite3.Connection], None] | None:
+        """What the committer thread writes before its COMMIT: the rows of the pages done
+        since the last one (None: none)."""
+        if not self._stored:
+            return None
+        return functools.partial(write_pages, rows=self._take_all())
 
     async def _ready(self) -> None:
         """Return once no COMMIT runs in the committer thread."""
@@ -313,7 +340,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
         if not requests:
             return 0
         await self._ready()
-        conn = self._connection()
+        conn = self._writer()
         try:
             if not conn.in_transaction:
                 conn.execute("BEGIN")
@@ -331,7 +358,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     async def claim(self, key: str) -> bool:
         await self._ready()
-        conn = self._connection()
+        conn = self._writer()
         with self._guard():
             self._begin(conn)
             cursor = conn.execute(
@@ -350,7 +377,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
                     self._tick(self._connection(), force=True)
             return None
         await self._ready()
-        conn = self._connection()
+        conn = self._writer()
         try:
             if not conn.in_transaction:
                 conn.execute("BEGIN")
@@ -366,7 +393,7 @@ class SqliteFrontier(CrawlHistory, Frontier):
 
     async def mark_done(self, request: Request, page: Page | None = None) -> None:
         await self._ready()
-        conn = self._connection()
+        conn = self._writer()
         lease = self._leases.pop(request.key)
         try:
             if not conn.in_transaction:
@@ -374,9 +401,11 @@ class SqliteFrontier(CrawlHistory, Frontier):
             if page is None:
                 conn.execute("UPDATE urls SET state = 0 WHERE id = ?", (lease,))
                 self._queued += 1
-            else:
-                conn.execute("UPDATE urls SET state = 2 WHERE id = ?", (lease,))
-                conn.execute(INSERT_PAGE, (lease, *_ROW(page)))
+            elif self._commit_interval:
+                write_pages(conn, [(lease, *_ROW(page))])
+                self._done += 1
+            else:  # written by the committer thread, with the COMMIT this call waits for
+                self._stored.append((lease, *_ROW(page)))
                 self._done += 1
             if self._commit_interval:
                 self._tick(conn)
@@ -388,7 +417,9 @@ class SqliteFrontier(CrawlHistory, Frontier):
     async def _group_commit(self) -> None:
         """Return once the open transaction is committed. Every page finished in the same
         turn of the event loop shares one COMMIT (a WAL append of each dirty page), run in
-        the committer thread (:class:`._sqlite_commit.GroupCommit`), and none returns before
+        the committer thread (:class:`._sqlite_commit.GroupCommit`) after it wrote their rows
+        (:func:`write_pages`: the INSERTs of a page's row, links and all, were a fifth of the
+        crawl's time on the event loop, bench/RESULTS.md section 39), and none returns before
         it is durable: a page is done exactly when it is stored."""
         if self._commits is None:
             raise RuntimeError("SqliteFrontier used after close()")
@@ -445,3 +476,18 @@ class SqliteFrontier(CrawlHistory, Frontier):
             self._begin(conn)
             write_crawl(conn, self.config, options)
             self._tick(conn, force=True)
+
+
+def write_pages(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Store the pages ``rows`` (each the request's id, then its row) and mark their URLs
+    done, all or none of them: a URL is done exactly when its page is stored, even when the
+    INSERT fails (a full disk) and the transaction around it is committed later."""
+    conn.execute("SAVEPOINT pages")
+    try:
+        conn.executemany(INSERT_PAGE, rows)
+        conn.executemany("UPDATE urls SET state = 2 WHERE id = ?", [(row[0],) for row in rows])
+    except BaseException:
+        conn.execute("ROLLBACK TO pages")
+        raise
+    finally:
+        conn.execute("RELEASE pages")

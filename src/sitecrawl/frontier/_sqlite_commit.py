@@ -20,16 +20,25 @@ from collections.abc import Callable
 
 from .._exceptions import StateError
 
+#: Writes the committer thread makes before a COMMIT (the rows of the pages it commits).
+Work = Callable[[sqlite3.Connection], None]
+
 
 class GroupCommit:
     """Commits of ``conn``'s open transaction; ``error`` turns SQLite's errors into
-    :class:`StateError`. The committer thread starts with the first COMMIT."""
+    :class:`StateError`; ``before``, called on the event loop as a COMMIT is begun, gives
+    what the thread writes first (None: nothing). The committer thread starts with the
+    first COMMIT."""
 
     def __init__(
-        self, conn: sqlite3.Connection, error: Callable[[sqlite3.Error], StateError]
+        self,
+        conn: sqlite3.Connection,
+        error: Callable[[sqlite3.Error], StateError],
+        before: Callable[[], Work | None] | None = None,
     ) -> None:
         self._conn = conn
         self._error = error
+        self._before = before
         self._waiters: list[asyncio.Future[None]] = []
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -69,6 +78,7 @@ class GroupCommit:
         if self._ended is not None or not self._waiters:
             return  # the COMMIT running starts the next one when it ends
         waiters, self._waiters = self._waiters, []
+        work = self._before() if self._before is not None and not self._closed else None
         if self._closed or not self._conn.in_transaction:  # committed meanwhile
             _settle(waiters, None)
             return
@@ -78,13 +88,15 @@ class GroupCommit:
             self._thread = threading.Thread(target=self._run, name="sitecrawl-commit", daemon=True)
             self._thread.start()
         self._idle.clear()
-        self._jobs.put((loop, waiters))
+        self._jobs.put((loop, waiters, work))
 
     def _run(self) -> None:  # the committer thread
         while (job := self._jobs.get()) is not None:
-            loop, waiters = job
+            loop, waiters, work = job
             error: BaseException | None = None
             try:
+                if work is not None:  # (the writes of the pages it commits)
+                    work(self._conn)
                 self._conn.execute("COMMIT")
             except BaseException as exc:
                 error = exc
@@ -119,7 +131,7 @@ class GroupCommit:
             self._thread.join()
 
 
-_Job = tuple[asyncio.AbstractEventLoop, list[asyncio.Future[None]]]
+_Job = tuple[asyncio.AbstractEventLoop, list[asyncio.Future[None]], "Work | None"]
 
 
 def _settle(waiters: list[asyncio.Future[None]], error: StateError | None) -> None:
