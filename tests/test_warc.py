@@ -317,7 +317,7 @@ SURT_CASES = [
 def test_index_keys_are_the_surt_package_s(url: str) -> None:
     import surt
 
-    from sitecrawl.sinks._wacz import surt_key
+    from sitecrawl.sinks._cdxj import surt_key
 
     assert surt_key(url) == surt.surt(url)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -80,17 +81,24 @@ def gather_wacz(
     segments = series_segments(warc)
     if not segments:
         raise FileNotFoundError(2, "no WARC file of this name or its workers'", warc)
-    lines, dates = index_segments(segments)
-    listed: list[bytes] = []
-    main = None
-    seen: set[str] = set()
-    for url, page_title in pages:
-        date = dates.get(url)
-        if date is None or url in seen:
-            continue
-        seen.add(url)
-        warc_date = f"{date[:4]}-{date[4:6]}-{date[6:8]}T{date[8:10]}:{date[10:12]}:{date[12:14]}Z"
-        main = main or (url, warc_date)
-        listed.append(page_line(url, warc_date, page_title))
-    write_package(path, segments, lines, b"".join(listed), title, main)
-    return len(segments), len(listed)
+    with index_segments(segments) as index, tempfile.TemporaryFile() as listing:
+        main = None
+        count = 0
+        for url, page_title in pages:
+            date = index.first_capture(url)
+            if date is None or not index.list_once(url):
+                continue
+            warc_date = (
+                f"{date[:4]}-{date[4:6]}-{date[6:8]}T{date[8:10]}:{date[10:12]}:{date[12:14]}Z"
+            )
+            main = main or (url, warc_date)
+            listing.write(page_line(url, warc_date, page_title))
+            count += 1
+        listing.seek(0)
+        write_package(path, segments, index, listing, title, main)
+    return len(segments), count
+
+
+def _split14(stamp: str) -> list[str]:
+    """``20261203133636`` as its year, month, day, hours, minutes and seconds."""
+    return [stamp[:4], *(stamp[i : i + 2] for i in range(4, 14, 2))]

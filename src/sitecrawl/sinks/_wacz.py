@@ -19,49 +19,24 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import hashlib
+import itertools
 import json
 import os
-import re
 import zipfile
-from collections.abc import Iterator
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import Iterable
+from typing import Any, BinaryIO
 
 from .._models import Page
 from .._version import __version__
 from ._atomic import replacing
+from ._cdxj import CdxjIndex
 from ._warc import ArchiveSink, WarcArchive
 
 WACZ_VERSION = "1.1.1"
 _COPY = 1 << 20
-_WWW = re.compile(r"^www\d*\.")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def surt_key(url: str) -> str:
-    """The SURT form of ``url`` that CDXJ indexes sort by and pywb looks up (as the ``surt``
-    package writes it for ordinary URLs): ``com,example)/a?b=1&c=2``."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    host = _WWW.sub("", host)
-    if ":" not in host:  # IPv6 stays as it is
-        host = ",".join(reversed(host.split(".")))
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is not None and port != _DEFAULT_PORTS.get(parts.scheme):
-        host += f":{port}"
-    key = f"{host}){parts.path or '/'}"
-    if parts.query:
-        key += "?" + "&".join(sorted(parts.query.split("&")))
-    return key.lower()
-
-
-def timestamp14(warc_date: str) -> str:
-    """``20261203133636`` from a WARC-Date."""
-    return re.sub(r"\D", "", warc_date)[:14]
+_HEAD = b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n'
 
 
 class WaczSink(ArchiveSink):
@@ -88,11 +63,9 @@ class WaczSink(ArchiveSink):
 
     def close(self) -> None:
         self.archive.close()
-        with open(self._pages_path, "rb") as file:
-            pages = file.read()
-        lines, _ = index_segments(self.archive.paths)
-        main = self.archive.main
-        write_package(self.path, self.archive.paths, lines, pages, self._title, main)
+        with open(self._pages_path, "rb") as pages, index_segments(self.archive.paths) as index:
+            main = self.archive.main
+            write_package(self.path, self.archive.paths, index, pages, self._title, main)
 
     def discard(self) -> None:
         """The archive is kept (its pages may be done in the state file); no package."""
@@ -107,49 +80,49 @@ def listed(page: Page) -> bool:
     return page.content_type is None or "html" in page.content_type
 
 
-def index_segments(paths: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The sorted CDXJ lines of the WARC files ``paths`` and each URL's first capture date."""
-    lines: list[str] = []
-    for name in paths:
-        lines += _index_lines(name, os.path.basename(name))
-    lines.sort()
-    dates: dict[str, str] = {}
-    for line in lines:
-        _, stamp, fields = line.split(" ", 2)
-        url = json.loads(fields)["url"]
-        if url not in dates or stamp < dates[url]:
-            dates[url] = stamp
-    return lines, dates
+def index_segments(paths: list[str]) -> CdxjIndex:
+    """The capture index of the WARC files ``paths`` (close it when done)."""
+    index = CdxjIndex()
+    try:
+        for name in paths:
+            index.add(name, os.path.basename(name))
+    except BaseException:
+        index.close()
+        raise
+    return index
 
 
 def write_package(
     path: str,
     segments: list[str],
-    lines: list[str],
-    pages: bytes,
+    index: CdxjIndex,
+    pages: BinaryIO,
     title: str,
     main: tuple[str, str] | None,
 ) -> None:
     """The WACZ ``path``, whole or not at all: the WARC ``segments`` (names unique), their
-    index ``lines``, the ``pages`` lines."""
+    ``index``, the page list's lines read from ``pages``. Each part is streamed into the
+    package: the memory it takes does not grow with the crawl."""
     with replacing(path) as temp, zipfile.ZipFile(temp, "w", allowZip64=True) as package:
-        _package(package, segments, lines, pages, title, main)
+        _package(package, segments, index, pages, title, main)
 
 
 def _package(
     package: zipfile.ZipFile,
     segments: list[str],
-    lines: list[str],
-    pages: bytes,
+    index: CdxjIndex,
+    pages: BinaryIO,
     title: str,
     main: tuple[str, str] | None,
 ) -> None:
     resources = []
     for name in segments:
         resources.append(_copy(package, name, "archive/" + os.path.basename(name)))
-    resources.append(_put(package, "indexes/index.cdx", "".join(lines).encode()))
-    head = b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n'
-    resources.append(_put(package, "pages/pages.jsonl", head + pages))
+    lines = (line.encode() for line in index.lines())
+    resources.append(_stream(package, "indexes/index.cdx", lines, index.size))
+    size = os.fstat(pages.fileno()).st_size - pages.tell()
+    chunks = itertools.chain([_HEAD], iter(functools.partial(pages.read, _COPY), b""))
+    resources.append(_stream(package, "pages/pages.jsonl", chunks, len(_HEAD) + size))
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     described: dict[str, Any] = {
         "profile": "data-package",
@@ -191,33 +164,19 @@ def _copy(package: zipfile.ZipFile, path: str, inside: str) -> dict[str, Any]:
     return _resource(inside, digest, size)
 
 
-def _put(package: zipfile.ZipFile, inside: str, data: bytes) -> dict[str, Any]:
-    package.writestr(_info(inside, zipfile.ZIP_DEFLATED), data)
-    return _resource(inside, hashlib.sha256(data), len(data))
-
-
-def _index_lines(path: str, filename: str) -> Iterator[str]:
-    """The CDXJ lines of a segment's responses and revisits."""
-    from warcio.archiveiterator import ArchiveIterator
-
-    with open(path, "rb") as stream:
-        records = ArchiveIterator(stream)
-        for record in records:
-            if record.rec_type not in ("response", "revisit"):
-                continue
-            headers = record.rec_headers
-            url = headers.get_header("WARC-Target-URI")
-            http = record.http_headers
-            fields: dict[str, Any] = {"url": url}
-            if http is not None:
-                fields["mime"] = (http.get_header("Content-Type") or "").split(";")[0].strip()
-                fields["status"] = http.get_statuscode()
-            if record.rec_type == "revisit":
-                fields["mime"] = "warc/revisit"
-            if digest := headers.get_header("WARC-Payload-Digest"):
-                fields["digest"] = digest
-            fields["length"] = records.get_record_length()
-            fields["offset"] = records.get_record_offset()
-            fields["filename"] = filename
-            date = timestamp14(headers.get_header("WARC-Date"))
-            yield f"{surt_key(url)} {date} {json.dumps(fields)}\n"
+def _stream(
+    package: zipfile.ZipFile, inside: str, chunks: Iterable[bytes], size: int
+) -> dict[str, Any]:
+    """Compress ``chunks`` (``size`` bytes in all: the package knows whether the entry
+    needs ZIP64 before it is written) into the entry ``inside``."""
+    info = _info(inside, zipfile.ZIP_DEFLATED)
+    info.file_size = size
+    digest, written = hashlib.sha256(), 0
+    with package.open(info, "w") as out:
+        for chunk in chunks:
+            digest.update(chunk)
+            out.write(chunk)
+            written += len(chunk)
+    if written != size:  # (a bug: the entry's ZIP64 was decided on the size said)
+        raise ValueError(f"{inside}: {written} bytes written, {size} said")
+    return _resource(inside, digest, size)
