@@ -155,6 +155,9 @@ class CrawlHistory:
     def _connection(self) -> sqlite3.Connection:
         raise NotImplementedError
 
+    def _writer(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
     def _guard(self) -> AbstractContextManager[None]:
         raise NotImplementedError
 
@@ -199,8 +202,8 @@ class CrawlHistory:
         if self.previous is None:
             return None
         await self._ready()  # not while a COMMIT runs
-        with self._guard():
-            return page_in(self._connection(), self.previous["id"], key)
+        with self._guard():  # (an earlier crawl's: the current pages need not be written)
+            return page_in(self._writer(), self.previous["id"], key)
 
     def diff_rows(
         self, crawl: int, columns: tuple[str, ...]
