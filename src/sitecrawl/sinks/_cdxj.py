@@ -21,7 +21,6 @@ from urllib.parse import urlsplit
 CACHE_KIB = 16384
 _WWW = re.compile(r"^www\d*\.")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_BATCH = 2048
 
 
 def surt_key(url: str) -> str:
@@ -68,16 +67,14 @@ class CdxjIndex:
         """Index the responses and revisits of the WARC file ``path``, named ``filename`` in
         the package."""
         self._db.execute("BEGIN")
-        batch: list[tuple[str, str, str]] = []
-        for entry in _index_lines(path, filename):
-            batch.append(entry)
-            self.size += len(entry[0].encode())
-            if len(batch) >= _BATCH:
-                self._db.executemany("INSERT INTO lines VALUES (?, ?, ?)", batch)
-                batch.clear()
-        self._db.executemany("INSERT INTO lines VALUES (?, ?, ?)", batch)
+        self._db.executemany("INSERT INTO lines VALUES (?, ?, ?)", self._counted(path, filename))
         self._db.execute("COMMIT")
-        self.count = self._db.execute("SELECT count(*) FROM lines").fetchone()[0]
+
+    def _counted(self, path: str, filename: str) -> Iterator[tuple[str, str, str]]:
+        for entry in _index_lines(path, filename):
+            self.count += 1
+            self.size += len(entry[0].encode())
+            yield entry
 
     def lines(self) -> Iterator[str]:
         """Every line, sorted (each ends with a newline)."""
