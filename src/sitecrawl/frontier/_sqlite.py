@@ -35,31 +35,29 @@ import functools
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from .._exceptions import StateError
 from .._models import Page, Request
-from .._pagecodec import decode, row_encoder
+from .._pagecodec import row_encoder
 from .._urls import url_key
 from ._base import Frontier, FrontierStats
 from ._sqlite_commit import GroupCommit
 from ._sqlite_history import CrawlHistory, crawl_rows, start_crawl
 from ._sqlite_schema import (
-    INSERT_PAGE,
     LEASE_NEXT,
     PAGE_COLUMNS,
     SCHEMA_VERSION,
-    SELECT_PAGES,
     check_writable,
     create,
     inspect,
-    legacy_error,
     migrate,
     read_crawl,
     read_meta,
     write_crawl,
+    write_pages,
 )
 
 _QUEUED, _LEASED, _DONE, _CLAIMED = 0, 1, 2, 3
@@ -418,9 +416,8 @@ class SqliteFrontier(CrawlHistory, Frontier):
         """Return once the open transaction is committed. Every page finished in the same
         turn of the event loop shares one COMMIT (a WAL append of each dirty page), run in
         the committer thread (:class:`._sqlite_commit.GroupCommit`) after it wrote their rows
-        (:func:`write_pages`: the INSERTs of a page's row, links and all, were a fifth of the
-        crawl's time on the event loop, bench/RESULTS.md section 39), and none returns before
-        it is durable: a page is done exactly when it is stored."""
+        (:func:`._sqlite_schema.write_pages`, off the event loop: bench/RESULTS.md section 40),
+        and none returns before it is durable: a page is done exactly when it is stored."""
         if self._commits is None:
             raise RuntimeError("SqliteFrontier used after close()")
         await self._commits.durable()
@@ -432,37 +429,6 @@ class SqliteFrontier(CrawlHistory, Frontier):
         return FrontierStats(
             seen=self._seen, queued=self._queued, in_flight=len(self._leases), done=self._done
         )
-
-    # -- the page store ---------------------------------------------------------------------
-
-    def pages(self) -> Iterator[Page]:
-        """Every stored page, once each, in discovery order (for exports and resumed outputs),
-        read as the rows come. Pages a file kept from before schema 3 get the ``error_kind``
-        (and ``location``) their message implies (:func:`._sqlite_schema.legacy_error`)."""
-        conn = self._connection()
-        with self._guard():
-            legacy = int(read_meta(conn).get("upgraded_from", SCHEMA_VERSION)) < 3
-            cursor = conn.execute(SELECT_PAGES)
-            names = [column[0] for column in cursor.description]
-            for values in cursor:
-                page = decode(dict(zip(names, values, strict=True)))
-                if legacy and page.error is not None and page.error_kind is None:
-                    page.error_kind, page.location = legacy_error(page.error)
-                yield page
-
-    async def read_pages(self) -> AsyncIterator[Page]:
-        """:meth:`pages`, for :class:`~sitecrawl.frontier.PageStore`: the rows are read as
-        they are iterated, through SQLite's cursor."""
-        for page in self.pages():
-            yield page
-
-    def meta(self) -> dict[str, str]:
-        """The file's ``meta`` table: ``base_url``, ``created``, ``crawl_seconds``, ..."""
-        with self._guard():
-            return read_meta(self._connection())
-
-    async def read_meta(self) -> dict[str, str]:
-        return self.meta()
 
     async def save_config(self, config: dict[str, Any]) -> None:
         self.config = config
@@ -476,18 +442,3 @@ class SqliteFrontier(CrawlHistory, Frontier):
             self._begin(conn)
             write_crawl(conn, self.config, options)
             self._tick(conn, force=True)
-
-
-def write_pages(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """Store the pages ``rows`` (each the request's id, then its row) and mark their URLs
-    done, all or none of them: a URL is done exactly when its page is stored, even when the
-    INSERT fails (a full disk) and the transaction around it is committed later."""
-    conn.execute("SAVEPOINT pages")
-    try:
-        conn.executemany(INSERT_PAGE, rows)
-        conn.executemany("UPDATE urls SET state = 2 WHERE id = ?", [(row[0],) for row in rows])
-    except BaseException:
-        conn.execute("ROLLBACK TO pages")
-        raise
-    finally:
-        conn.execute("RELEASE pages")

@@ -6,14 +6,21 @@ begins it, so the frontier of a crawl is the same as in a file of one crawl."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Generator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
 from .._models import Page
 from .._pagecodec import COLUMN_TYPES, decode
-from ._sqlite_schema import PAGE_COLUMNS, SCHEMA_VERSION, legacy_error, now, read_meta
+from ._sqlite_schema import (
+    PAGE_COLUMNS,
+    SCHEMA_VERSION,
+    SELECT_PAGES,
+    legacy_error,
+    now,
+    read_meta,
+)
 
 #: How the codec stores a list: a diff reads such a column as its length.
 _LISTS = ("list", "tuples")
@@ -254,3 +261,32 @@ class CrawlHistory:
         with self._guard():
             current = crawl is None or crawl == self.crawl
             yield from by_key(self._connection(), None if current else crawl)
+
+    def pages(self) -> Iterator[Page]:
+        """Every stored page, once each, in discovery order (for exports and resumed outputs),
+        read as the rows come. Pages a file kept from before schema 3 get the ``error_kind``
+        (and ``location``) their message implies (:func:`._sqlite_schema.legacy_error`)."""
+        conn = self._connection()
+        with self._guard():
+            legacy = int(read_meta(conn).get("upgraded_from", SCHEMA_VERSION)) < 3
+            cursor = conn.execute(SELECT_PAGES)
+            names = [column[0] for column in cursor.description]
+            for values in cursor:
+                page = decode(dict(zip(names, values, strict=True)))
+                if legacy and page.error is not None and page.error_kind is None:
+                    page.error_kind, page.location = legacy_error(page.error)
+                yield page
+
+    async def read_pages(self) -> AsyncIterator[Page]:
+        """:meth:`pages`, for :class:`~sitecrawl.frontier.PageStore`: the rows are read as
+        they are iterated, through SQLite's cursor."""
+        for page in self.pages():
+            yield page
+
+    def meta(self) -> dict[str, str]:
+        """The file's ``meta`` table: ``base_url``, ``created``, ``crawl_seconds``, ..."""
+        with self._guard():
+            return read_meta(self._connection())
+
+    async def read_meta(self) -> dict[str, str]:
+        return self.meta()

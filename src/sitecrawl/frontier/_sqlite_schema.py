@@ -367,3 +367,18 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
     for statement in script.split(";"):
         if statement.strip():
             conn.execute(statement)
+
+
+def write_pages(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Store the pages ``rows`` (each the request's id, then its row) and mark their URLs
+    done, all or none of them: a URL is done exactly when its page is stored, even when the
+    INSERT fails (a full disk) and the transaction around it is committed later."""
+    conn.execute("SAVEPOINT pages")
+    try:
+        conn.executemany(INSERT_PAGE, rows)
+        conn.executemany("UPDATE urls SET state = 2 WHERE id = ?", [(row[0],) for row in rows])
+    except BaseException:
+        conn.execute("ROLLBACK TO pages")
+        raise
+    finally:
+        conn.execute("RELEASE pages")
