@@ -31,24 +31,29 @@ from ._warc_records import Capture, Record, RecordMaker, payload_digest
 #: Level 1: a few % larger files than zlib's default 6 for a third of its CPU (bench/RESULTS.md
 #: section 23); with the isal package (the warc extra), ISA-L's level 1, four times faster yet.
 GZIP_LEVEL = 1
+#: Records shorter than this (a request, a redirect, a revisit) go at ISA-L's level 0: its
+#: level 1 spends ~7 µs setting each stream up, more than such a record's compression, for
+#: ~140 bytes less a record (2 % of an archive; bench/RESULTS.md section 41).
+SMALL_RECORD = 4096
 
 
-def _compressor() -> Any:
-    """ISA-L's zlib when installed (same format, several times faster), else zlib."""
+def _compressor() -> tuple[Any, int]:
+    """ISA-L's zlib when installed (same format, several times faster), else zlib; and the
+    level of a small record (zlib's level 0 would store it uncompressed)."""
     try:
         from isal import isal_zlib
     except ImportError:
-        return zlib
-    return isal_zlib
+        return zlib, GZIP_LEVEL
+    return isal_zlib, 0
 
 
-_ZLIB = _compressor()
+_ZLIB, _SMALL_LEVEL = _compressor()
 
 
 def gzip_member(record: Record) -> bytes:
     """``record`` (its pieces) as one gzip member (what lets a reader seek to any record)."""
-    compressor = _ZLIB.compressobj(GZIP_LEVEL, _ZLIB.DEFLATED, 31)
-    return b"".join([*map(compressor.compress, record), compressor.flush()])
+    data = b"".join(record)  # (one call for the record, not one a piece: cheaper than a copy)
+    return _ZLIB.compress(data, _SMALL_LEVEL if len(data) < SMALL_RECORD else GZIP_LEVEL, 31)
 
 
 class ArchiveWriter:
