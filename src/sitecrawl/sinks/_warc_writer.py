@@ -53,7 +53,10 @@ _ZLIB, _SMALL_LEVEL = _compressor()
 def gzip_member(record: Record) -> bytes:
     """``record`` (its pieces) as one gzip member (what lets a reader seek to any record)."""
     data = b"".join(record)  # (one call for the record, not one a piece: cheaper than a copy)
-    return _ZLIB.compress(data, _SMALL_LEVEL if len(data) < SMALL_RECORD else GZIP_LEVEL, 31)
+    member: bytes = _ZLIB.compress(
+        data, _SMALL_LEVEL if len(data) < SMALL_RECORD else GZIP_LEVEL, 31
+    )
+    return member
 
 
 class ArchiveWriter:
