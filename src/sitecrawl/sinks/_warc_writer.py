@@ -52,7 +52,7 @@ _ZLIB, _SMALL_LEVEL = _compressor()
 
 def gzip_member(record: Record) -> bytes:
     """``record`` (its pieces) as one gzip member (what lets a reader seek to any record)."""
-    data = b"".join(record)  # (one call for the record, not one a piece: cheaper than a copy)
+    data = b"".join(record)  # one compress call a record, not one a piece: faster, copy and all
     member: bytes = _ZLIB.compress(
         data, _SMALL_LEVEL if len(data) < SMALL_RECORD else GZIP_LEVEL, 31
     )
