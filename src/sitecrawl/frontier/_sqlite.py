@@ -47,7 +47,8 @@ from ._base import Frontier, FrontierStats
 from ._sqlite_commit import GroupCommit
 from ._sqlite_history import CrawlHistory, crawl_rows, start_crawl
 from ._sqlite_schema import (
-    LEASE_NEXT,
+    LEASE,
+    NEXT_QUEUED,
     PAGE_COLUMNS,
     SCHEMA_VERSION,
     check_writable,
@@ -379,7 +380,9 @@ class SqliteFrontier(CrawlHistory, Frontier):
         try:
             if not conn.in_transaction:
                 conn.execute("BEGIN")
-            row = conn.execute(LEASE_NEXT).fetchone()
+            row = conn.execute(NEXT_QUEUED).fetchone()
+            if row is not None:
+                conn.execute(LEASE, (row[0],))
         except sqlite3.Error as exc:
             raise self._state_error(exc) from exc
         if row is None:  # (only if the file was changed behind our back)
