@@ -143,9 +143,9 @@ CREATE VIEW images (page, position, src, alt) AS
     SELECT source, position, target, text FROM links WHERE kind = 'img';
 """
 # A lease: the queue's first URL (breadth-first, through ``urls_queue``), then marked leased by
-# its id. Two statements: one ``UPDATE ... RETURNING`` cost 5x more (30-40 against 6-11 us),
-# SQLite keeping what RETURNING returns in an ephemeral table with a pager of its own, made and
-# dropped for every lease (bench/RESULTS.md section 42).
+# its id. Two statements: one ``UPDATE ... RETURNING`` cost 3-5x more (30-43 against 5.5-11
+# us, alone), SQLite keeping what RETURNING returns in an ephemeral table with a pager of its
+# own, made and dropped for every lease (bench/RESULTS.md section 42).
 NEXT_QUEUED = "SELECT id, key, url, depth FROM urls WHERE state = 0 ORDER BY depth, id LIMIT 1"
 LEASE = "UPDATE urls SET state = 1 WHERE id = ?"
 INSERT_PAGE = "INSERT INTO pages (id, {}) VALUES (?{})".format(
