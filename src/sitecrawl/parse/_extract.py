@@ -14,6 +14,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .._models import PARSED_FIELDS, Link
 from .._urls import JoinCache, join
+from ._linkscan import scan_links
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
 from ._text import inner_texts as _inner_texts
@@ -129,7 +130,7 @@ def parse_html(
     if head.base and (resolved := join(page_url, head.base)):
         base = resolved
     canonical = head.canonical
-    nodes, hrefs, rels = _anchors(tree)
+    hrefs, rels, texts, srcs, raw_alts, *resources = scan_links(tree, link_details)
     urls = _join_each(joins, base, hrefs)
     outgoing_links = _distinct(urls)
     nofollow = [i for i, rel in enumerate(rels) if rel and "nofollow" in rel.lower().split()]
@@ -138,7 +139,7 @@ def parse_html(
         follow_links = _distinct(url for i, url in enumerate(urls) if i not in skip)
     else:
         follow_links = outgoing_links
-    srcs, alts = _images(tree)
+    alts = [None if alt is None else _clean(alt) for alt in raw_alts]
     image_urls = _join_each(joins, base, srcs)
     root = tree.root
     # Page's fields marked ``parsed``, by name (a test holds the two to the same names).
@@ -162,14 +163,14 @@ def parse_html(
         "content_minhash": None,
     }
     data = Extracted(fields, follow_links, head.robots)
-    if link_details:
+    if texts is not None:  # (link_details)
         links: list[Link] = [
             (url, text, rel.strip() if rel else None, "a")
-            for url, text, rel in zip(urls, _inner_texts(nodes), rels, strict=True)
+            for url, text, rel in zip(urls, texts, rels, strict=True)
             if url is not None
         ]
         links += [(url, alt, None, "img") for url, alt in zip(image_urls, alts, strict=True) if url]
-        links += _resource_links(tree, base, joins)
+        links += _resource_links(resources, base, joins)
         fields["links"] = links
     if requisites:  # (its module only when asked for: --archive-assets)
         from ._requisites import page_requisites
@@ -210,53 +211,22 @@ def _distinct(urls: Iterable[str | None]) -> list[str]:
     return list(dict.fromkeys(url for url in urls if url is not None))
 
 
-def _anchors(
-    tree: LexborHTMLParser,
-) -> tuple[list[LexborNode], list[str], list[str | None]]:
-    """Every ``<a href>``: its node, ``href`` and ``rel``, in document order."""
-    nodes: list[LexborNode] = []
-    hrefs: list[str] = []
-    rels: list[str | None] = []
-    for node in tree.tags("a"):
-        attributes = node.attributes
-        href = attributes.get("href")
-        if href is not None:
-            nodes.append(node)
-            hrefs.append(href)
-            rels.append(attributes.get("rel"))
-    return nodes, hrefs, rels
-
-
-def _images(tree: LexborHTMLParser) -> tuple[list[str], list[str | None]]:
-    """Each ``<img src>`` value in document order, and its ``alt`` (None when absent)."""
-    srcs: list[str] = []
-    alts: list[str | None] = []
-    for node in tree.tags("img"):
-        attributes = node.attributes
-        src = attributes.get("src")
-        if src is not None:
-            srcs.append(src)
-            alt = attributes.get("alt")
-            alts.append(None if alt is None else _clean(alt))
-    return srcs, alts
-
-
 #: ``<link rel>`` values that name an origin to connect to, not a resource to check.
 _CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
 
 
-def _resource_links(tree: LexborHTMLParser, base: str, joins: JoinCache | None) -> list[Link]:
-    """``<link href>`` (not preconnect/dns-prefetch), ``<script src>``, ``<iframe src>``."""
+def _resource_links(
+    found: list[list[tuple[str, str | None]]], base: str, joins: JoinCache | None
+) -> list[Link]:
+    """``<link href>`` (not preconnect/dns-prefetch), ``<script src>``, ``<iframe src>``, from
+    :func:`._linkscan.scan_links`' ``(value, rel)`` of each (one list a tag, in that order)."""
     links: list[Link] = []
-    for tag, name in (("link", "href"), ("script", "src"), ("iframe", "src")):
+    for tag, pairs in zip(("link", "script", "iframe"), found, strict=True):
         values: list[str] = []
         rels: list[str | None] = []
-        for node in tree.tags(tag):
-            attributes = node.attributes
-            value = attributes.get(name)
-            if value is None or not value.strip():
+        for value, rel in pairs:
+            if not value.strip():
                 continue
-            rel = attributes.get("rel")
             rel = rel.strip() if rel else None
             if rel and _CONNECTION_RELS.intersection(rel.lower().split()):
                 continue
