@@ -1,5 +1,6 @@
 """The compiled link walk (``sitecrawl.parse._links``) against its Python twin: the same
-anchors, images, texts and resources, and the same page fields from ``parse_html``, on
+anchors, images, texts, resources and ``<h2>`` texts, and the same page fields from
+``parse_html``, on
 generated pages of every case the walk reads and on the test sites' pages."""
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def test_the_generated_pages_hold_every_case() -> None:
     assert "" in texts
     assert any(f[5] for f in found) and any(f[6] for f in found) and any(f[7] for f in found)
     assert any(alt is not None and "\u00a0" in alt for f in found for alt in f[4])
+    assert any(" " in h2 for f in found for h2 in f[8])
     hrefs = {href for f in found for href in f[0]}
     assert "" in hrefs and "/no" not in hrefs
     assert not any(href.startswith("/t") for href in hrefs)  # a template's content is not read

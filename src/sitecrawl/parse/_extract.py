@@ -17,7 +17,6 @@ from .._urls import JoinCache, join
 from ._linkscan import scan_links
 from ._text import clean as _clean
 from ._text import inner_text as _inner_text
-from ._text import inner_texts as _inner_texts
 from ._words import count_words
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ def parse_html(
     if head.base and (resolved := join(page_url, head.base)):
         base = resolved
     canonical = head.canonical
-    hrefs, rels, texts, srcs, raw_alts, *resources = scan_links(tree, link_details)
+    hrefs, rels, texts, srcs, raw_alts, *resources, h2s = scan_links(tree, link_details)
     urls = _join_each(joins, base, hrefs)
     outgoing_links = _distinct(urls)
     nofollow = [i for i, rel in enumerate(rels) if rel and "nofollow" in rel.lower().split()]
@@ -152,7 +151,7 @@ def parse_html(
         "outgoing_links": outgoing_links,
         "image_urls": _distinct(image_urls),
         "word_count": None,
-        "h2": _inner_texts(tree.tags("h2")),
+        "h2": h2s,
         "lang": _attr(root, "lang") if root is not None else None,
         "hreflang": _hreflang(joins, base, head.hreflang),
         "og_title": head.og_title,

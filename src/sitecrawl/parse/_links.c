@@ -323,8 +323,8 @@ scan(PyObject *Py_UNUSED(self), PyObject *args)
     }
     node_t *root = (node_t *)(uintptr_t)root_id, *doc = (node_t *)(uintptr_t)doc_id;
     /* hrefs, rels and texts of the anchors (texts: None unless details), srcs and alts of the
-       images, then (value, rel) of each <link>, <script>, <iframe> */
-    enum { HREFS, RELS, TEXTS, SRCS, ALTS, LINKS, SCRIPTS, IFRAMES, N_LISTS };
+       images, then (value, rel) of each <link>, <script>, <iframe>, then the <h2> texts */
+    enum { HREFS, RELS, TEXTS, SRCS, ALTS, LINKS, SCRIPTS, IFRAMES, H2S, N_LISTS };
     PyObject *lists[N_LISTS] = {NULL};
     for (int i = 0; i < N_LISTS; i++)
         if ((i != TEXTS || details) && (lists[i] = PyList_New(0)) == NULL)
@@ -338,6 +338,16 @@ scan(PyObject *Py_UNUSED(self), PyObject *args)
             continue;
         PyObject *v[2];
         int first = -1, kind = 0;
+        if (is(name, len, "h2")) {
+            PyObject *text = inner_text(node, doc);
+            if (text == NULL)
+                goto fail;
+            int bad = PyList_Append(lists[H2S], text) < 0;
+            Py_DECREF(text);
+            if (bad)
+                goto fail;
+            continue;
+        }
         if (is(name, len, "a")) {
             if (read_attrs(node, A_ATTRS, 2, v) < 0)
                 goto fail;
@@ -384,8 +394,8 @@ scan(PyObject *Py_UNUSED(self), PyObject *args)
     }
     if (!details)
         lists[TEXTS] = Py_NewRef(Py_None);
-    return Py_BuildValue("(NNNNNNNN)", lists[0], lists[1], lists[2], lists[3], lists[4],
-                         lists[5], lists[6], lists[7]);
+    return Py_BuildValue("(NNNNNNNNN)", lists[0], lists[1], lists[2], lists[3], lists[4],
+                         lists[5], lists[6], lists[7], lists[8]);
 fail:
     for (int i = 0; i < N_LISTS; i++)
         Py_XDECREF(lists[i]);
@@ -438,7 +448,8 @@ bind(PyObject *Py_UNUSED(self), PyObject *args)
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS, "bind(path): use the Lexbor of selectolax's extension at path."},
     {"scan", scan, METH_VARARGS,
-     "scan(root, document, details): (hrefs, rels, texts, srcs, alts, links, scripts, iframes)."},
+     "scan(root, document, details): (hrefs, rels, texts, srcs, alts, links, scripts, iframes,"
+     " h2s)."},
     {NULL, NULL, 0, NULL},
 };
 

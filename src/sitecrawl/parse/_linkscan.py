@@ -3,8 +3,9 @@
 :func:`scan_links` gives, in document order: each ``<a href>``'s ``href``, ``rel`` and (with
 ``details``) its text as a browser shows it (:func:`._text.inner_texts`); each ``<img src>``'s
 ``src`` and raw ``alt``; and (with ``details``) the ``(value, rel)`` of each ``<link href>``,
-``<script src>`` and ``<iframe src>``, one list a tag. An attribute without a value reads as
-absent, as selectolax's ``attributes`` gives it (None).
+``<script src>`` and ``<iframe src>``, one list a tag; and each ``<h2>``'s text (read in the
+same walk: the page record's ``h2``). An attribute without a value reads as absent, as
+selectolax's ``attributes`` gives it (None).
 
 The walk is compiled (``sitecrawl.parse._links``, calling the Lexbor that selectolax's extension
 carries) when the C extension was built and binds; :func:`scan_links_py` is its Python twin,
@@ -22,8 +23,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 from ._text import inner_texts
 
-#: ``(hrefs, rels, texts, srcs, alts, links, scripts, iframes)``: ``texts`` is None without
-#: details, and so are ``links``, ``scripts`` and ``iframes`` empty.
+#: ``(hrefs, rels, texts, srcs, alts, links, scripts, iframes, h2s)``: ``texts`` is None
+#: without details, and ``links``, ``scripts`` and ``iframes`` are empty.
 Found = tuple[
     list[str],
     list[str | None],
@@ -33,6 +34,7 @@ Found = tuple[
     list[tuple[str, str | None]],
     list[tuple[str, str | None]],
     list[tuple[str, str | None]],
+    list[str],
 ]
 
 
@@ -56,8 +58,9 @@ def scan_links_py(tree: LexborHTMLParser, details: bool) -> Found:
         if src is not None:
             srcs.append(src)
             alts.append(attributes.get("alt"))
+    h2s = inner_texts(tree.tags("h2"))
     if not details:
-        return hrefs, rels, None, srcs, alts, [], [], []
+        return hrefs, rels, None, srcs, alts, [], [], [], h2s
     resources = []
     for tag, name in (("link", "href"), ("script", "src"), ("iframe", "src")):
         found = []
@@ -68,7 +71,7 @@ def scan_links_py(tree: LexborHTMLParser, details: bool) -> Found:
                 found.append((value, attributes.get("rel")))
         resources.append(found)
     links, scripts, iframes = resources
-    return hrefs, rels, inner_texts(nodes), srcs, alts, links, scripts, iframes
+    return hrefs, rels, inner_texts(nodes), srcs, alts, links, scripts, iframes, h2s
 
 
 #: A page with every case the walk reads: nested and empty anchors, text split by block and
@@ -77,8 +80,9 @@ _PROBE = (
     "<html><head><link rel=stylesheet href=/s.css><link href><script src=/a.js></script>"
     "<script>x()</script></head><body><a href=/1 rel=nofollow>one\u00a0 <b>two</b></a>"
     "<a href>skip</a><a href=''></a><a href=/2><div>a</div>b<br>c<!-- no -->d</a>"
-    "<p><a href=/3>\t\x1c lots \r\n of   space </a><img src=/i.png alt=' an  image '>"
-    "<img alt=x><img src=/j.png></p><svg><a href=/svg><text>in svg</text></a></svg>"
+    "<h2>A <b>head</b><br>ing</h2><p><a href=/3>\t\x1c lots \r\n of   space </a>"
+    "<img src=/i.png alt=' an  image '><img alt=x><img src=/j.png></p>"
+    "<svg><a href=/svg><text>in svg</text></a></svg>"
     "<iframe src=/f></iframe><a href=/4><span>in</span><em>line</em></a>"
     "<template><a href=/t>template</a></template></body></html>"
 )
