@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ._text import inner_texts
 
@@ -38,40 +38,36 @@ Found = tuple[
 ]
 
 
+def _tagged(
+    tree: LexborHTMLParser, tag: str, name: str, other: str
+) -> list[tuple[LexborNode, str, str | None]]:
+    """Each ``tag`` element with a ``name`` attribute: the node, that value and ``other``'s."""
+    found = []
+    for node in tree.tags(tag):
+        attributes = node.attributes
+        value = attributes.get(name)
+        if value is not None:
+            found.append((node, value, attributes.get(other)))
+    return found
+
+
 def scan_links_py(tree: LexborHTMLParser, details: bool) -> Found:
     """:func:`scan_links` in Python."""
-    nodes = []
-    hrefs: list[str] = []
-    rels: list[str | None] = []
-    for node in tree.tags("a"):
-        attributes = node.attributes
-        href = attributes.get("href")
-        if href is not None:
-            nodes.append(node)
-            hrefs.append(href)
-            rels.append(attributes.get("rel"))
-    srcs: list[str] = []
-    alts: list[str | None] = []
-    for node in tree.tags("img"):
-        attributes = node.attributes
-        src = attributes.get("src")
-        if src is not None:
-            srcs.append(src)
-            alts.append(attributes.get("alt"))
+    anchors = _tagged(tree, "a", "href", "rel")
+    hrefs = [href for _, href, _ in anchors]
+    rels = [rel for _, _, rel in anchors]
+    images = _tagged(tree, "img", "src", "alt")
+    srcs = [src for _, src, _ in images]
+    alts = [alt for _, _, alt in images]
     h2s = inner_texts(tree.tags("h2"))
     if not details:
         return hrefs, rels, None, srcs, alts, [], [], [], h2s
-    resources = []
-    for tag, name in (("link", "href"), ("script", "src"), ("iframe", "src")):
-        found = []
-        for node in tree.tags(tag):
-            attributes = node.attributes
-            value = attributes.get(name)
-            if value is not None:
-                found.append((value, attributes.get("rel")))
-        resources.append(found)
-    links, scripts, iframes = resources
-    return hrefs, rels, inner_texts(nodes), srcs, alts, links, scripts, iframes, h2s
+    links, scripts, iframes = (
+        [(value, rel) for _, value, rel in _tagged(tree, tag, name, "rel")]
+        for tag, name in (("link", "href"), ("script", "src"), ("iframe", "src"))
+    )
+    texts = inner_texts(node for node, _, _ in anchors)
+    return hrefs, rels, texts, srcs, alts, links, scripts, iframes, h2s
 
 
 #: A page with every case the walk reads: nested and empty anchors, text split by block and
