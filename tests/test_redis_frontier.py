@@ -4,6 +4,7 @@ handed back when the worker leaves), and calls made together sent together."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 import redis.asyncio as aioredis
@@ -128,3 +129,54 @@ async def test_an_expired_lease_of_an_older_sitecrawl_goes_back_to_the_queue() -
         assert (status.done, status.reclaimed, status.in_flight) == (1, 1, 0)
         await client.aclose()
         await frontier.drop()
+
+
+async def test_a_page_is_stored_once_its_record_beside_the_script_and_read_back() -> None:
+    """A page's record goes to Redis beside the DONE script (never through Lua): the record of
+    a lease that expired and was taken by another worker is deleted, not stored; a record that
+    did not arrive sends the request back to the queue; records kept in ``pages`` itself by an
+    earlier sitecrawl are read back in their place."""
+    server = shared_server()
+    url = server.url
+    first = RedisFrontier(url, crawl_id="records", base_url=BASE, lease_batch=1)
+    second = RedisFrontier(url, crawl_id="records", lease_batch=1)
+    client = aioredis.Redis(port=server.port, decode_responses=True)
+    keys = {k: f"sitecrawl:{{records}}:{k}" for k in ("leases", "pages", "records", "queue")}
+    async with first, second, first.working(), second.working():
+        await first.add(requests(2))
+        taken = await first.next()
+        assert taken is not None
+        held = f"{first.token}\n0\n{taken.key}\n{taken.url}"
+        assert await client.zadd(keys["leases"], {held: 0}, xx=True, ch=True) == 1  # expired
+        again = await second.next()  # reclaimed, leased to the second worker
+        assert again is not None and again.key == taken.key
+        await first.mark_done(taken, Page(url=taken.url, status=200, title="first"))
+        assert await client.hlen(keys["records"]) == 0  # not stored: deleted
+        await second.mark_done(again, Page(url=again.url, status=200, title="second"))
+        # A record announced ('+') that is not in Redis: the request goes back to the queue.
+        lost = await first.next()
+        assert lost is not None
+        member = first._leases[lost.key]
+        done = first._scripts["done"]
+        script_keys = [f"sitecrawl:{{records}}:{k}" for k in ("counts", "queue", "leases")]
+        await done([*script_keys, keys["pages"], keys["records"]], [first.token, member, "+", 0, 0])
+        assert await client.zscore(keys["queue"], member) is not None
+        status = await first.status()
+        assert (status.done, status.queued, status.in_flight) == (1, 1, 0)
+        # A record of an earlier sitecrawl, kept in the list itself, then one of this one.
+        older = Page(url=BASE + "older", status=200, title="older")
+        record = {"url": older.url, "status": 200, "title": "older"}
+        await client.rpush(keys["pages"], json.dumps(record))
+        first._leases.pop(lost.key)
+        again = await first.next()
+        assert again is not None and again.key == lost.key
+        await first.mark_done(again, Page(url=again.url, status=404, title="last"))
+        assert await client.hlen(keys["records"]) == 2
+        titles = [(page.url, page.title, page.status) async for page in first.pages()]
+        assert titles == [
+            (BASE + "p0", "second", 200),
+            (older.url, "older", 200),
+            (BASE + "p1", "last", 404),
+        ]
+        await client.aclose()
+        await first.drop()

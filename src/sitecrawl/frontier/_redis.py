@@ -17,8 +17,11 @@ tag: one crawl, one slot). Layout::
     leases            zset    "token\nmember": the same members, leased, each behind the
                               token of the worker holding it, scored by their deadline (ms,
                               Redis TIME)
-    pages             list    JSON page records (sitecrawl._pagecodec: the page's fields,
-                              links with text, rel and kind included), completion order
+    pages             list    the stored pages, completion order: each the name of its
+                              record in ``records`` ("token\nmember", the lease that stored
+                              it); an earlier sitecrawl kept the record itself here
+    records           hash    lease -> JSON page record (sitecrawl._pagecodec: the page's
+                              fields, links with text, rel and kind included)
     workers           zset    worker token -> liveness deadline (ms): alive while in the future
     host:HOST         hash    shared politeness of HOST (see sitecrawl.throttle._redis)
     host:HOST:tokens  zset    requests in flight on HOST: token -> deadline (ms)
@@ -64,13 +67,13 @@ from dataclasses import dataclass
 from typing import Unpack
 
 from .._exceptions import ConfigError, StateError
-from .._json import dumps as _dumps
+from .._json import dump_bytes as _dump_bytes
 from .._json import loads as _loads
 from .._models import Page, Request
 from .._pagecodec import decode, encode
 from ._base import Frontier, FrontierStats
-from ._redis_crawl import CrawlArgs, CrawlScript, RedisCrawl
-from ._redis_lua import ADD, CLAIM, DONE, HEARTBEAT, NEXT, PAGES, STATUS
+from ._redis_crawl import CrawlArgs, CrawlScript, RedisCrawl, redact
+from ._redis_lua import ADD, CLAIM, DONE, DONE_GONE, HEARTBEAT, NEXT, PAGES, STATUS
 
 _BUCKET_BITS = 14
 _BUCKET_MASK = (1 << _BUCKET_BITS) - 1
@@ -136,11 +139,12 @@ class RedisFrontier(RedisCrawl, Frontier):
         k = self.prefix
         self._k_counts, self._k_queue, self._k_leases = k + "counts", k + "queue", k + "leases"
         self._k_pages, self._k_workers = k + "pages", k + "workers"
+        self._k_records = k + "records"
         # Fingerprints this worker knows are in the seen set (it sent them, and Redis
         # answered): their links are not sent again. Emptied past _KNOWN_MAX.
         self._known: set[int] = set()
         # Leases ended, waiting for the call on the wire: they go together in the next.
-        self._ends: list[tuple[str, str, bool, Sequence[Request], asyncio.Future[int]]] = []
+        self._ends: list[tuple[str, bytes, bool, Sequence[Request], asyncio.Future[int]]] = []
         self._ender: asyncio.Task[None] | None = None
 
     def shard_for(self, host: str) -> RedisFrontier:
@@ -168,7 +172,7 @@ class RedisFrontier(RedisCrawl, Frontier):
             ("status", STATUS),
             ("pages", PAGES),
         ):
-            self._scripts[name] = self.script(source)
+            self._scripts[name] = self.script(source, DONE_GONE if source is DONE else "")
 
     async def close(self) -> None:
         self._opened = max(0, self._opened - 1)
@@ -212,7 +216,7 @@ class RedisFrontier(RedisCrawl, Frontier):
         """Release these leases (``keys`` in the order leased): each goes back ahead of its
         depth, so the last released is first: released last to first, they keep their
         order."""
-        ends = [self._end(key, "") for key in reversed(keys)]  # queued in this order
+        ends = [self._end(key, b"") for key in reversed(keys)]  # queued in this order
         await asyncio.gather(*ends)
 
     async def _hand_back_ready(self) -> None:
@@ -292,12 +296,12 @@ class RedisFrontier(RedisCrawl, Frontier):
         """:meth:`mark_done` and :meth:`add` in one script: one step in Redis."""
         if page is None and self._ready:  # those leased after it go back behind it
             await self._hand_back_ready()
-        record = "" if page is None else _dumps(encode(page))
+        record = b"" if page is None else _dump_bytes(encode(page))
         error = page is not None and page.error is not None
         return await self._end(request.key, record, error=error, links=links)
 
     async def _end(
-        self, key: str, record: str, *, error: bool = False, links: Sequence[Request] = ()
+        self, key: str, record: bytes, *, error: bool = False, links: Sequence[Request] = ()
     ) -> int:
         """End the lease of ``key``: store ``record`` (a page) or, when empty, release it;
         queue ``links`` first. Ends made while a call is on the wire go in the next one."""
@@ -312,15 +316,23 @@ class RedisFrontier(RedisCrawl, Frontier):
             while self._ends:
                 batch, self._ends = self._ends, []
                 keys = [self._k_counts, self._k_queue, self._k_leases, self._k_pages]
+                keys.append(self._k_records)
                 args: list[str | int] = [self.token]
+                records: list[str | bytes] = ["HSET", self._k_records]
                 sent: set[int] = set()
                 script = self._scripts["done"]
                 try:
                     for key, record, error, links, _ in batch:
-                        args += [self._leases[key], record, int(error), 0]  # KeyError: not held
+                        member = self._leases[key]  # KeyError: not held
+                        if record:  # written under the lease, as DONE reads it
+                            records += (f"{self.token}\n{member}", record)
+                        args += [member, "+" if record else "", int(error), 0]
                         at = len(args) - 1
                         args[at] = self._add_args(links, keys, args, sent)
-                    added: list[int] = await self.call(lambda: script(keys, args))  # noqa: B023
+                    before = records if len(records) > 2 else ()
+                    added: list[int] = await self.call(
+                        lambda: script(keys, args, before)  # noqa: B023
+                    )
                 except BaseException as exc:
                     for *_, future in batch:
                         if not future.done():
@@ -407,11 +419,27 @@ class RedisFrontier(RedisCrawl, Frontier):
         while True:
             read = functools.partial(script, [self._k_pages], [start, start + batch - 1])
             chunk: list[str] = await self.call(read)
+            names = [name for name in chunk if not name.startswith("{")]
+            if names:  # (an earlier sitecrawl kept the records in the list)
+                records = dict(zip(names, await self._records(names), strict=True))
             for text in chunk:
-                yield decode(_loads(text))
+                yield decode(_loads(text if text.startswith("{") else records[text]))
             if len(chunk) < batch:
                 return
             start += batch
+
+    async def _records(self, names: list[str]) -> list[str]:
+        """The records stored under ``names`` (in ``pages``: a record is never deleted once
+        stored)."""
+        client = self.client
+        found: list[str | None] = await self.call(lambda: client.hmget(self._k_records, names))
+        if None in found:
+            raise StateError(
+                f"crawl {self.crawl_id!r} in Redis lost page records (of"
+                f" {names[found.index(None)].partition(chr(10))[2]!r})",
+                path=redact(self.url),
+            )
+        return found  # type: ignore[return-value]
 
     def read_pages(self) -> AsyncIterator[Page]:
         """:meth:`pages`, for :class:`~sitecrawl.frontier.PageStore`: read ``batch`` records

@@ -4,7 +4,7 @@ know when the crawl is lost. :class:`~._redis.RedisFrontier` is built on it; the
 throttle runs its scripts through it (:meth:`RedisCrawl.script`, :meth:`RedisCrawl.call`).
 
 The epoch is a random token written with the crawl's config when the crawl is created. Every
-script but the one creating the crawl checks it first (:data:`~._redis_lua.GUARD`), so a
+script but the one creating the crawl checks it first (:func:`~._redis_lua.guard`), so a
 Redis restarted empty or flushed, or the crawl started over (``fresh``), is seen by the next
 call of every process: the crawl is *lost* (:attr:`RedisCrawl.lost` says why) and every
 later call raises :class:`~sitecrawl.StateError` at once. So does a connection that stays
@@ -25,12 +25,14 @@ from urllib.parse import urlsplit, urlunsplit
 from .._exceptions import ConfigError, StateError
 from .._urls import url_key
 from .._version import __version__
-from ._redis_lua import CREATE, GONE, GUARD
+from ._redis_lua import CREATE, GONE, guard
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
 
 T = TypeVar("T")
+#: A word of a command: text (sent as UTF-8), bytes (as they are) or a number (its repr).
+Word = str | bytes | int | float
 
 
 def redact(url: str) -> str:
@@ -224,9 +226,10 @@ class RedisCrawl:
             deleted += await client.unlink(*batch)
         return deleted
 
-    def script(self, source: str) -> CrawlScript:
-        """Register a Lua script that runs only on this crawl (behind the epoch guard)."""
-        return CrawlScript(self, self.client.register_script(GUARD + source))
+    def script(self, source: str, gone: str = "") -> CrawlScript:
+        """Register a Lua script that runs only on this crawl (behind the epoch guard, which
+        runs ``gone`` when the crawl is not there)."""
+        return CrawlScript(self, self.client.register_script(guard(gone) + source))
 
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         """Run ``operation`` (a Redis call), reconnecting with backoff for up to
@@ -285,10 +288,18 @@ class CrawlScript:
         self._crawl = crawl
         self._script = script
 
-    async def __call__(self, keys: Sequence[str], args: Sequence[str | int | float]) -> Any:
+    async def __call__(
+        self,
+        keys: Sequence[str],
+        args: Sequence[Word],
+        before: Sequence[Word] = (),
+    ) -> Any:
+        """Run the script; ``before``: a plain command sent just ahead of it, in the same
+        round trip (the DONE script's page records, which never go through Lua: section 44 of
+        bench/RESULTS.md). When that command fails, so does the call, once the script ran."""
         crawl = self._crawl
         return await crawl.pipeline.run(
-            self._script, [*keys, crawl._k_config, *args, crawl.epoch], len(keys) + 1
+            self._script, [*keys, crawl._k_config, *args, crawl.epoch], len(keys) + 1, before
         )
 
 
@@ -302,14 +313,20 @@ class Pipeline:
 
     def __init__(self, crawl: RedisCrawl) -> None:
         self._crawl = crawl
-        self._queue: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]] = []
+        self._queue: list[_Call] = []
         self._sender: asyncio.Task[None] | None = None
         self.batches = 0  # round trips made (for benchmarks)
         self.calls = 0
 
-    async def run(self, script: AsyncScript, words: list[Any], numkeys: int) -> Any:
+    async def run(
+        self,
+        script: AsyncScript,
+        words: list[Any],
+        numkeys: int,
+        before: Sequence[Word] = (),
+    ) -> Any:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._queue.append((script, words, numkeys, future))
+        self._queue.append((script, words, numkeys, before, future))
         if self._sender is None:
             self._sender = asyncio.create_task(self._send())
         return await future
@@ -318,15 +335,13 @@ class Pipeline:
         try:
             while self._queue:
                 batch, self._queue = self._queue, []
-                batch = [call for call in batch if not call[3].done()]  # cancelled waiting
+                batch = [call for call in batch if not call[-1].done()]  # cancelled waiting
                 if batch:
                     await self._send_batch(batch)
         finally:
             self._sender = None
 
-    async def _send_batch(
-        self, batch: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]]
-    ) -> None:
+    async def _send_batch(self, batch: list[_Call]) -> None:
         errors = self._crawl._redis.exceptions
         self.batches += 1
         self.calls += len(batch)
@@ -366,22 +381,29 @@ class Pipeline:
             else:
                 future.set_result(reply)
 
-    async def _execute(
-        self, batch: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]]
-    ) -> list[Any]:
-        """One write, then the replies in order; an error reply is its call's error. Any
-        other failure leaves the connection closed (never half read) and fails the batch."""
+    async def _execute(self, batch: list[_Call]) -> list[Any]:
+        """One write, then the replies in order; an error reply is its call's error (a
+        failed ``before`` command's, or else the script's). Any other failure leaves the
+        connection closed (never half read) and fails the batch."""
         errors = self._crawl._redis.exceptions
         pool = self._crawl.client.connection_pool
         connection = await pool.get_connection()
         try:
             await connection.send_packed_command(_pack(batch), check_health=False)
             replies: list[Any] = []
-            for _ in batch:
+            for _, _, _, before, _ in batch:
+                failed: Exception | None = None
+                if before:
+                    try:
+                        await connection.read_response()
+                    except errors.ResponseError as exc:
+                        failed = exc
                 try:
                     replies.append(await connection.read_response())
                 except errors.ResponseError as exc:
                     replies.append(exc)
+                if failed is not None and not isinstance(replies[-1], errors.NoScriptError):
+                    replies[-1] = failed
             return replies
         except BaseException:
             await connection.disconnect(nowait=True)
@@ -390,16 +412,30 @@ class Pipeline:
             await pool.release(connection)
 
 
-def _pack(batch: list[tuple[AsyncScript, list[Any], int, asyncio.Future[Any]]]) -> bytes:
-    """The batch's EVALSHA commands in Redis's protocol (RESP), as redis-py packs them (str
-    as UTF-8, numbers as their repr), in fewer steps."""
+_Call = tuple["AsyncScript", list[Any], int, Sequence[Word], asyncio.Future[Any]]
+
+
+def _pack(batch: list[_Call]) -> bytes:
+    """The batch's commands in Redis's protocol (RESP), as redis-py packs them (str as UTF-8,
+    numbers as their repr, bytes as they are), in fewer steps: each call's ``before``
+    command, then its EVALSHA."""
     out: list[bytes] = []
-    for script, words, numkeys, _ in batch:
+    for script, words, numkeys, before, _ in batch:
+        if before:
+            out.append(b"*%d\r\n" % len(before))
+            _words(out, before)
         out.append(b"*%d\r\n$7\r\nEVALSHA\r\n" % (len(words) + 3))
-        for word in (script.sha, numkeys, *words):
-            data = word.encode() if isinstance(word, str) else repr(word).encode()
-            out.append(b"$%d\r\n%b\r\n" % (len(data), data))
+        _words(out, (script.sha, numkeys, *words))
     return b"".join(out)
+
+
+def _words(out: list[bytes], words: Sequence[Word]) -> None:
+    for word in words:
+        if isinstance(word, bytes):  # (a page record: appended, not copied into a format)
+            out += (b"$%d\r\n" % len(word), word, b"\r\n")
+            continue
+        data = word.encode() if isinstance(word, str) else repr(word).encode()
+        out.append(b"$%d\r\n%b\r\n" % (len(data), data))
 
 
 def _glob_escape(text: str) -> str:

@@ -1,7 +1,7 @@
 """The Redis frontier's Lua scripts: every multi-key update of a crawl, each atomic.
 
 Keys and arguments are documented at each script; the key layout is in :mod:`._redis`. Every
-script but :data:`CREATE` runs behind :data:`GUARD`: the frontier appends the crawl's
+script but :data:`CREATE` runs behind :func:`guard`: the frontier appends the crawl's
 ``config`` key to KEYS and its epoch to ARGV, and the guard takes them off again, so the
 documented KEYS and ARGV are what the script body sees.
 """
@@ -10,15 +10,19 @@ documented KEYS and ARGV are what the script body sees.
 #: flushed, or the crawl started over): the first word of the error reply.
 GONE = "SITECRAWL_GONE"
 
-# The crawl's identity, checked before anything is read or written: the epoch written when
-# the crawl was created must still be there.
-GUARD = f"""
+
+def guard(gone: str = "") -> str:
+    """Lua: the crawl's identity, checked before anything is read or written: the epoch
+    written when the crawl was created must still be there. ``gone``: Lua run when it is not
+    (undoing what the script's caller wrote ahead of it), KEYS and ARGV as documented."""
+    return f"""
 local epoch = table.remove(ARGV)
 local config = table.remove(KEYS)
 if redis.call('HGET', config, 'epoch') ~= epoch then
-  return redis.error_reply('{GONE} the crawl is not in this Redis')
+{gone}  return redis.error_reply('{GONE} the crawl is not in this Redis')
 end
 """
+
 
 # A member is "depth\nkey\nurl"; its queue score is depth * 2**32 + 2**31 +/- a counter.
 _SCORE = "string.format('%.0f', tonumber(string.match(m, '^(%d+)')) * 4294967296 + 2147483648 {})"
@@ -123,13 +127,16 @@ redis.call('ZREM', KEYS[2], unpack(leased))
 redis.call('ZADD', KEYS[3], unpack(leases))
 return leased
 """
-# KEYS: counts, queue, leases, pages, then one seen bucket per link, every item's links in
-# turn. ARGV: token, then per item (a lease ended): member, page JSON ('' to release), 1 when
-# the page is an error, how many links, then fingerprint, member per link. Each item in turn:
-# its links are queued (as ADD), then its lease ends: the page is stored when this worker
-# holds the lease, or when the lease expired and the request waits in the queue again (a
-# page is stored once); a release puts the request back ahead of its depth. Returns, per
-# item, how many of its links were queued.
+# KEYS: counts, queue, leases, pages, records, then one seen bucket per link, every item's
+# links in turn. ARGV: token, then per item (a lease ended): member, '+' when its page's record
+# was written to ``records`` under the lease ("token\nmember", by the HSET sent just before
+# this call: records never go through Lua) or '' to release, 1 when the page is an error, how
+# many links, then fingerprint, member per link. Each item in turn: its links are queued (as
+# ADD), then its lease ends: the page is stored (the lease appended to ``pages``) when this
+# worker holds the lease, or when the lease expired and the request waits in the queue again
+# (a page is stored once; a record not stored is deleted); a release, or a record that is not
+# there (its HSET failed), puts the request back ahead of its depth. Returns, per item, how
+# many of its links were queued.
 DONE = f"""
 local token = ARGV[1]
 local c = redis.call('HMGET', KEYS[1], 'seq', 'front', 'seen', 'done', 'errors')
@@ -137,7 +144,7 @@ local seq, front = tonumber(c[1] or '0'), tonumber(c[2] or '0')
 local seen, done, errors = tonumber(c[3] or '0'), tonumber(c[4] or '0'), tonumber(c[5] or '0')
 local queued, pushed, out = {{}}, {{}}, {{}}
 local moved = false
-local i, k = 2, 5
+local i, k = 2, 6
 while i <= #ARGV do
   local m, record, err, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
   i = i + 4
@@ -154,21 +161,26 @@ while i <= #ARGV do
   end
   seen = seen + added
   out[#out + 1] = added
-  local store = false
-  if redis.call('ZREM', KEYS[3], token .. '\\n' .. m) == 1 then
-    if record == '' then
-      front = front + 1
-      moved = true
-      queued[#queued + 1] = {_SCORE.format("- front")}
-      queued[#queued + 1] = m
-    else
-      store = true
-    end
+  local lm = token .. '\\n' .. m
+  local store, back = false, false
+  if redis.call('ZREM', KEYS[3], lm) == 1 then
+    if record == '' then back = true else store = true end
   elseif record ~= '' and redis.call('ZREM', KEYS[2], m) == 1 then
     store = true
   end
+  if store and redis.call('HEXISTS', KEYS[5], lm) == 0 then
+    store, back = false, true
+  elseif record ~= '' and not store then
+    redis.call('HDEL', KEYS[5], lm)
+  end
+  if back then
+    front = front + 1
+    moved = true
+    queued[#queued + 1] = {_SCORE.format("- front")}
+    queued[#queued + 1] = m
+  end
   if store then
-    pushed[#pushed + 1] = record
+    pushed[#pushed + 1] = lm
     done = done + 1
     if err == '1' then errors = errors + 1 end
   end
@@ -194,6 +206,17 @@ if #pushed > 0 then
 end
 if #fields > 0 then redis.call('HSET', KEYS[1], unpack(fields)) end
 return out
+"""
+# When the crawl is gone, DONE deletes the records written for it (the HSET ahead of it is
+# not guarded): nothing is left in a Redis restarted empty or a crawl started over.
+DONE_GONE = """
+local written = {}
+local i = 2
+while i <= #ARGV do
+  if ARGV[i + 1] == '+' then written[#written + 1] = ARGV[1] .. '\\n' .. ARGV[i] end
+  i = i + 4 + 2 * tonumber(ARGV[i + 3])
+end
+if #written > 0 then redis.call('HDEL', KEYS[5], unpack(written)) end
 """
 # KEYS: leases, workers. ARGV: token, lease ms, members held. Renews the leases this worker
 # still holds (not those reclaimed meanwhile) and its liveness.
