@@ -144,6 +144,8 @@ class RedisCrawl:
             raise
 
     async def disconnect(self) -> None:
+        if self._client is not None:
+            await self.pipeline.release()
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
@@ -312,14 +314,23 @@ class Pipeline:
     still runs whole and alone in Redis; a caller gets its own reply or error, and is
     answered only once Redis has run its call, as with a call of its own."""
 
-    __slots__ = ("_crawl", "_queue", "_sender", "batches", "calls")
+    __slots__ = ("_connection", "_crawl", "_queue", "_sender", "batches", "calls")
 
     def __init__(self, crawl: RedisCrawl) -> None:
         self._crawl = crawl
         self._queue: list[_Call] = []
         self._sender: asyncio.Task[None] | None = None
+        # The pipeline's own connection, taken from the client's pool once and kept while it
+        # works (the pool's checks and bookkeeping cost more than a small batch).
+        self._connection: Any = None
         self.batches = 0  # round trips made (for benchmarks)
         self.calls = 0
+
+    async def release(self) -> None:
+        """Give the pipeline's connection back to the pool (before the client closes)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await self._crawl.client.connection_pool.release(connection)
 
     async def run(
         self,
@@ -390,8 +401,11 @@ class Pipeline:
         failed ``before`` command's, or else the script's). Any other failure leaves the
         connection closed (never half read) and fails the batch."""
         errors = self._crawl._redis.exceptions
-        pool = self._crawl.client.connection_pool
-        connection = await pool.get_connection()
+        connection = self._connection
+        if connection is None:
+            connection = (
+                self._connection
+            ) = await self._crawl.client.connection_pool.get_connection()
         try:
             await connection.send_packed_command(_pack(batch), check_health=False)
             replies: list[Any] = []
@@ -411,9 +425,8 @@ class Pipeline:
             return replies
         except BaseException:
             await connection.disconnect(nowait=True)
+            await self.release()
             raise
-        finally:
-            await pool.release(connection)
 
 
 _Call = tuple["AsyncScript", list[Any], int, Sequence[Word], asyncio.Future[Any]]
