@@ -14,7 +14,9 @@ down past ``reconnect_timeout``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -397,32 +399,38 @@ class Pipeline:
                 future.set_result(reply)
 
     async def _execute(self, batch: list[_Call]) -> list[Any]:
-        """One write, then the replies in order; an error reply is its call's error (a
+        """One write, then the replies in order, all within the connection's socket timeout
+        (one timer for the batch, not one a reply); an error reply is its call's error (a
         failed ``before`` command's, or else the script's). Any other failure leaves the
         connection closed (never half read) and fails the batch."""
         errors = self._crawl._redis.exceptions
         connection = self._connection
         if connection is None:
-            connection = (
-                self._connection
-            ) = await self._crawl.client.connection_pool.get_connection()
+            pool = self._crawl.client.connection_pool
+            connection = self._connection = await pool.get_connection()
+        read = functools.partial(connection.read_response, timeout=math.inf)
         try:
             await connection.send_packed_command(_pack(batch), check_health=False)
             replies: list[Any] = []
-            for _, _, _, before, _ in batch:
-                failed: Exception | None = None
-                if before:
+            async with asyncio.timeout(connection.socket_timeout):
+                for _, _, _, before, _ in batch:
+                    failed: Exception | None = None
+                    if before:
+                        try:
+                            await read()
+                        except errors.ResponseError as exc:
+                            failed = exc
                     try:
-                        await connection.read_response()
+                        replies.append(await read())
                     except errors.ResponseError as exc:
-                        failed = exc
-                try:
-                    replies.append(await connection.read_response())
-                except errors.ResponseError as exc:
-                    replies.append(exc)
-                if failed is not None and not isinstance(replies[-1], errors.NoScriptError):
-                    replies[-1] = failed
+                        replies.append(exc)
+                    if failed is not None and not isinstance(replies[-1], errors.NoScriptError):
+                        replies[-1] = failed
             return replies
+        except TimeoutError:
+            await connection.disconnect(nowait=True)
+            await self.release()
+            raise errors.TimeoutError("Timeout reading from Redis") from None
         except BaseException:
             await connection.disconnect(nowait=True)
             await self.release()
