@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
 
-from redis_server import shared_server
-from sitecrawl import Page, Request
+from redis_server import RedisServer, shared_server
+from sitecrawl import Page, Request, StateError
 from sitecrawl._urls import url_key
 from sitecrawl.frontier import RedisFrontier
 
@@ -180,3 +182,33 @@ async def test_a_page_is_stored_once_its_record_beside_the_script_and_read_back(
         ]
         await client.aclose()
         await first.drop()
+
+
+async def test_a_redis_that_stops_answering_times_out_then_is_waited_for_or_lost(
+    tmp_path: Path,
+) -> None:
+    """The pipeline reads a batch's replies within the socket timeout: a Redis that stops
+    answering (SIGSTOP) is retried until it answers again, with the call's answer intact;
+    past ``reconnect_timeout`` the crawl is lost with a clear error, never a hang."""
+    server = RedisServer(tmp_path).start()
+    assert server.process is not None
+    url = server.url + "?socket_timeout=0.2"
+    try:
+        frontier = RedisFrontier(url, crawl_id="hung", base_url=BASE, reconnect_timeout=10)
+        async with frontier:
+            server.process.send_signal(signal.SIGSTOP)
+            adding = asyncio.create_task(frontier.add(requests(3)))
+            await asyncio.sleep(1.0)  # five socket timeouts, each retried
+            assert not adding.done()
+            server.process.send_signal(signal.SIGCONT)
+            assert await asyncio.wait_for(adding, 10) == 3
+            assert (await frontier.status()).queued == 3
+        brief = RedisFrontier(url, crawl_id="hung", reconnect_timeout=0.5)
+        async with brief:
+            server.process.send_signal(signal.SIGSTOP)
+            with pytest.raises(StateError, match=r"unreachable for 0\.5 s"):
+                await asyncio.wait_for(brief.add(requests(5)), 10)
+            server.process.send_signal(signal.SIGCONT)
+    finally:
+        server.process.send_signal(signal.SIGCONT)
+        server.stop()
