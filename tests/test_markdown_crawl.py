@@ -273,10 +273,9 @@ def test_redis_keeps_it_compressed_and_export_writes_it(tmp_path: Path, serve: S
     argv = ["crawl", blog.url + "/", "--markdown", "--redis", server.url, "-q"]
     assert main([*argv, "--crawl-id", "md", "--fresh"]) == 0
     post = blog.url + "/blog/post-1.html"
-    stored = [
-        json.loads(record)
-        for record in redis.Redis(port=server.port).lrange("sitecrawl:{md}:pages", 0, -1)
-    ]
+    client = redis.Redis(port=server.port)
+    names = client.lrange("sitecrawl:{md}:pages", 0, -1)  # each page's record, by name
+    stored = [json.loads(record) for record in client.hmget("sitecrawl:{md}:records", names)]
     (record,) = (record for record in stored if record["url"] == post)
     frame = base64.b64decode(record["markdown"])
     assert frame.startswith(ZSTD_MAGIC)
