@@ -161,7 +161,10 @@ async def test_a_page_is_stored_once_its_record_beside_the_script_and_read_back(
         member = first._leases[lost.key]
         done = first._scripts["done"]
         script_keys = [f"sitecrawl:{{records}}:{k}" for k in ("counts", "queue", "leases")]
-        await done([*script_keys, keys["pages"], keys["records"]], [first.token, member, "+", 0, 0])
+        await done(
+            [*script_keys, keys["pages"], keys["records"]],
+            [first.token, member, f"{first.token}:lost", 0, 0],
+        )
         assert await client.zscore(keys["queue"], member) is not None
         status = await first.status()
         assert (status.done, status.queued, status.in_flight) == (1, 1, 0)

@@ -18,10 +18,11 @@ tag: one crawl, one slot). Layout::
                               token of the worker holding it, scored by their deadline (ms,
                               Redis TIME)
     pages             list    the stored pages, completion order: each the name of its
-                              record in ``records`` ("token\nmember", the lease that stored
-                              it); an earlier sitecrawl kept the record itself here
-    records           hash    lease -> JSON page record (sitecrawl._pagecodec: the page's
-                              fields, links with text, rel and kind included)
+                              record in ``records``; an earlier sitecrawl kept the record
+                              itself here
+    records           hash    "token:n" (the n-th record a worker sent) -> JSON page record
+                              (sitecrawl._pagecodec: the page's fields, links with text, rel
+                              and kind included)
     workers           zset    worker token -> liveness deadline (ms): alive while in the future
     host:HOST         hash    shared politeness of HOST (see sitecrawl.throttle._redis)
     host:HOST:tokens  zset    requests in flight on HOST: token -> deadline (ms)
@@ -140,6 +141,7 @@ class RedisFrontier(RedisCrawl, Frontier):
         self._k_counts, self._k_queue, self._k_leases = k + "counts", k + "queue", k + "leases"
         self._k_pages, self._k_workers = k + "pages", k + "workers"
         self._k_records = k + "records"
+        self._named = 0  # records this worker has sent (the next one's name)
         # Fingerprints this worker knows are in the seen set (it sent them, and Redis
         # answered): their links are not sent again. Emptied past _KNOWN_MAX.
         self._known: set[int] = set()
@@ -324,9 +326,12 @@ class RedisFrontier(RedisCrawl, Frontier):
                 try:
                     for key, record, error, links, _ in batch:
                         member = self._leases[key]  # KeyError: not held
-                        if record:  # written under the lease, as DONE reads it
-                            records += (f"{self.token}\n{member}", record)
-                        args += [member, "+" if record else "", int(error), 0]
+                        name = ""
+                        if record:  # written beside the script, under a name of its own
+                            self._named += 1
+                            name = f"{self.token}:{self._named:x}"
+                            records += (name, record)
+                        args += [member, name, int(error), 0]
                         at = len(args) - 1
                         args[at] = self._add_args(links, keys, args, sent)
                     before = records if len(records) > 2 else ()
@@ -434,9 +439,10 @@ class RedisFrontier(RedisCrawl, Frontier):
         client = self.client
         found: list[str | None] = await self.call(lambda: client.hmget(self._k_records, names))
         if None in found:
+            lost = found.count(None)
             raise StateError(
-                f"crawl {self.crawl_id!r} in Redis lost page records (of"
-                f" {names[found.index(None)].partition(chr(10))[2]!r})",
+                f"crawl {self.crawl_id!r} in Redis at {redact(self.url)} lost {lost} page"
+                f" record{'s' if lost > 1 else ''} (first: {names[found.index(None)]!r})",
                 path=redact(self.url),
             )
         return found  # type: ignore[return-value]

@@ -128,15 +128,15 @@ redis.call('ZADD', KEYS[3], unpack(leases))
 return leased
 """
 # KEYS: counts, queue, leases, pages, records, then one seen bucket per link, every item's
-# links in turn. ARGV: token, then per item (a lease ended): member, '+' when its page's record
-# was written to ``records`` under the lease ("token\nmember", by the HSET sent just before
-# this call: records never go through Lua) or '' to release, 1 when the page is an error, how
-# many links, then fingerprint, member per link. Each item in turn: its links are queued (as
-# ADD), then its lease ends: the page is stored (the lease appended to ``pages``) when this
-# worker holds the lease, or when the lease expired and the request waits in the queue again
-# (a page is stored once; a record not stored is deleted); a release, or a record that is not
-# there (its HSET failed), puts the request back ahead of its depth. Returns, per item, how
-# many of its links were queued.
+# links in turn. ARGV: token, then per item (a lease ended): member, the name of its page's
+# record in ``records`` (written by the HSET sent just before this call: records never go
+# through Lua; "token:n", unique to the worker) or '' to release, 1 when the page is an error,
+# how many links, then fingerprint, member per link. Each item in turn: its links are queued
+# (as ADD), then its lease ends: the page is stored (its record's name appended to ``pages``)
+# when this worker holds the lease, or when the lease expired and the request waits in the
+# queue again (a page is stored once; a record not stored is deleted); a release, or a record
+# that is not there (its HSET failed), puts the request back ahead of its depth. Returns, per
+# item, how many of its links were queued.
 DONE = f"""
 local token = ARGV[1]
 local c = redis.call('HMGET', KEYS[1], 'seq', 'front', 'seen', 'done', 'errors')
@@ -161,17 +161,16 @@ while i <= #ARGV do
   end
   seen = seen + added
   out[#out + 1] = added
-  local lm = token .. '\\n' .. m
   local store, back = false, false
-  if redis.call('ZREM', KEYS[3], lm) == 1 then
+  if redis.call('ZREM', KEYS[3], token .. '\\n' .. m) == 1 then
     if record == '' then back = true else store = true end
   elseif record ~= '' and redis.call('ZREM', KEYS[2], m) == 1 then
     store = true
   end
-  if store and redis.call('HEXISTS', KEYS[5], lm) == 0 then
+  if store and redis.call('HEXISTS', KEYS[5], record) == 0 then
     store, back = false, true
   elseif record ~= '' and not store then
-    redis.call('HDEL', KEYS[5], lm)
+    redis.call('HDEL', KEYS[5], record)
   end
   if back then
     front = front + 1
@@ -180,7 +179,7 @@ while i <= #ARGV do
     queued[#queued + 1] = m
   end
   if store then
-    pushed[#pushed + 1] = lm
+    pushed[#pushed + 1] = record
     done = done + 1
     if err == '1' then errors = errors + 1 end
   end
@@ -213,7 +212,7 @@ DONE_GONE = """
 local written = {}
 local i = 2
 while i <= #ARGV do
-  if ARGV[i + 1] == '+' then written[#written + 1] = ARGV[1] .. '\\n' .. ARGV[i] end
+  if ARGV[i + 1] ~= '' then written[#written + 1] = ARGV[i + 1] end
   i = i + 4 + 2 * tonumber(ARGV[i + 3])
 end
 if #written > 0 then redis.call('HDEL', KEYS[5], unpack(written)) end
