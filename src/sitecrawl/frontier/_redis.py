@@ -22,7 +22,9 @@ tag: one crawl, one slot). Layout::
                               itself here
     records           hash    "token:n" (the n-th record a worker sent) -> JSON page record
                               (sitecrawl._pagecodec: the page's fields, links with text, rel
-                              and kind included)
+                              and kind included); written just ahead of the DONE script that
+                              names it in ``pages`` (a worker cut off between the two leaves
+                              a record no page names: its page is fetched again)
     workers           zset    worker token -> liveness deadline (ms): alive while in the future
     host:HOST         hash    shared politeness of HOST (see sitecrawl.throttle._redis)
     host:HOST:tokens  zset    requests in flight on HOST: token -> deadline (ms)
