@@ -319,8 +319,13 @@ class RedisFrontier(RedisCrawl, Frontier):
         try:
             while self._ends:
                 batch, self._ends = self._ends, []
-                keys = [self._k_counts, self._k_queue, self._k_leases, self._k_pages]
-                keys.append(self._k_records)
+                keys = [
+                    self._k_counts,
+                    self._k_queue,
+                    self._k_leases,
+                    self._k_pages,
+                    self._k_records,
+                ]
                 args: list[str | int] = [self.token]
                 records: list[str | bytes] = ["HSET", self._k_records]
                 sent: set[int] = set()
@@ -426,11 +431,11 @@ class RedisFrontier(RedisCrawl, Frontier):
         while True:
             read = functools.partial(script, [self._k_pages], [start, start + batch - 1])
             chunk: list[str] = await self.call(read)
+            # Names of records; an earlier sitecrawl kept the records themselves in the list.
             names = [name for name in chunk if not name.startswith("{")]
-            if names:  # (an earlier sitecrawl kept the records in the list)
-                records = dict(zip(names, await self._records(names), strict=True))
+            records = dict(zip(names, await self._records(names), strict=True)) if names else {}
             for text in chunk:
-                yield decode(_loads(text if text.startswith("{") else records[text]))
+                yield decode(_loads(records.get(text, text)))
             if len(chunk) < batch:
                 return
             start += batch

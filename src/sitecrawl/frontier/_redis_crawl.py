@@ -427,13 +427,11 @@ class Pipeline:
                     if failed is not None and not isinstance(replies[-1], errors.NoScriptError):
                         replies[-1] = failed
             return replies
-        except TimeoutError:
+        except BaseException as exc:
             await connection.disconnect(nowait=True)
             await self.release()
-            raise errors.TimeoutError("Timeout reading from Redis") from None
-        except BaseException:
-            await connection.disconnect(nowait=True)
-            await self.release()
+            if isinstance(exc, TimeoutError):  # (the batch's timer: redis-py's error, retried)
+                raise errors.TimeoutError("Timeout reading from Redis") from None
             raise
 
 
