@@ -32,20 +32,22 @@ _DETAILS = "config = replace(config, link_details=frontier.stores_pages or asset
 _SCHEMA = "sitecrawl/frontier/_sqlite_schema.py"
 _ROWS = "        conn.executemany(INSERT_PAGE, rows)\n"
 
-#: Tree -> the edits made to it: (file under src/, text, its replacement).
+# The edits, each (file under src/, text, its replacement).
+_ALL_DETAILS = (_CRAWLER, _DETAILS, "config = replace(config, link_details=True)")
+_NO_DETAILS = (_CRAWLER, _DETAILS, "config = replace(config, link_details=assets)")
+_NO_ROWS = (_SCHEMA, _ROWS, "        pass  # (floor_trees: no page rows)\n")
+
+#: Tree -> the edits made to it.
 TREES: dict[str, list[tuple[str, str, str]]] = {
     # Every crawl reads its links' details, as a crawl with a state file does: what the
     # details cost the parser and the event loop, without storing them.
-    "details": [(_CRAWLER, _DETAILS, "config = replace(config, link_details=True)")],
+    "details": [_ALL_DETAILS],
     # A crawl with a state file that does not read its links' details.
-    "no-details": [(_CRAWLER, _DETAILS, "config = replace(config, link_details=assets)")],
+    "no-details": [_NO_DETAILS],
     # A state file without page rows: URLs queued, leased and marked done, every page's
     # transaction committed as before, no INSERT of its row.
-    "no-rows": [(_SCHEMA, _ROWS, "        pass  # (floor_trees: no page rows)\n")],
-    "bare": [
-        (_CRAWLER, _DETAILS, "config = replace(config, link_details=assets)"),
-        (_SCHEMA, _ROWS, "        pass  # (floor_trees: no page rows)\n"),
-    ],
+    "no-rows": [_NO_ROWS],
+    "bare": [_NO_DETAILS, _NO_ROWS],
 }
 
 
